@@ -1,5 +1,6 @@
 /** QR pay's SQL: the order reads and claims the services build on. */
 import { sql, type Insertable, type Transaction } from 'kysely';
+import { ownedBy } from '../../db/owned-by.js';
 import type { Database, Db } from '../../db/schema.js';
 import { withPrefix } from '../../platform/ids.js';
 import { getAsset } from '../assets/index.js';
@@ -37,10 +38,7 @@ export async function findByKey(
 /** One order by id (`qrp_` optional); with a caller, only the caller's (a member's: its own). */
 export async function findOrder(db: Db, id: string, caller?: Caller): Promise<QrOrderRow | undefined> {
   let q = db.selectFrom('qrpay_orders').selectAll().where('id', '=', withPrefix('qrp', id));
-  if (caller) {
-    q = q.where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
-    if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
-  }
+  if (caller) q = q.where(ownedBy(caller));
   return q.executeTakeFirst();
 }
 
@@ -68,12 +66,7 @@ const statusesOf = (s: PublicStatus): QrPayOrderStatus[] => (s === 'processing' 
 
 /** The caller's orders (a member's: its own), optionally of one public status; for keysetPage. */
 export function paymentsQuery(db: Db, caller: Caller, status?: PublicStatus) {
-  let q = db
-    .selectFrom('qrpay_orders')
-    .selectAll()
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  let q = db.selectFrom('qrpay_orders').selectAll().where(ownedBy(caller));
   if (status) q = q.where('status', 'in', statusesOf(status));
   return q;
 }

@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Updateable } from 'kysely';
+import { ownedBy } from '../../../db/owned-by.js';
 import type { ClockScope } from '../../../platform/clock.js';
-import { ownedBy, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
+import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
 import type { CardApplicationRow, CardApplicationsTable, CardSupplementImagesTable } from './tables.js';
 
 /** Reads and writes of card applications, their supplement images and their reconciliation. */

@@ -1,4 +1,5 @@
-import { ownedBy, withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { ownedBy } from '../../../db/owned-by.js';
 import { sql, type Insertable, type Updateable } from 'kysely';
 import type { CardRow, CardsTable } from './tables.js';
 

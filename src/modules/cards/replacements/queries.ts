@@ -1,8 +1,9 @@
 /** Reads and writes of card replacements (the request, its reads, the executor's steps and lease). */
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
+import { ownedBy } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
 import type { ClockScope } from '../../../platform/clock.js';
-import { ownedBy, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
+import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
 import type { CardReplacementRow, CardReplacementsTable } from './tables.js';
 
 type Trx = Transaction<Database>;

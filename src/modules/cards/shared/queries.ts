@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Database, Db, Environment } from '../../../db/schema.js';
 import { getAsset } from '../../assets/index.js';
 import { resolveMember } from '../../members/index.js';
@@ -66,17 +66,3 @@ export function longestOverdueScopes(db: Kysely<Database>, due: DueWork) {
     .limit(scopesPerTickMax)
     .execute();
 }
-
-/** The card tables whose rows belong to a member of a merchant. */
-type OwnedTable = 'cards' | 'card_applications' | 'card_replacements' | 'card_topups' | 'card_transactions';
-
-/**
- * The caller's rows only (tenant isolation, docs/architecture.md): the merchant's, of its
- * environment, and on behalf of a member that member's own.
- */
-export const ownedBy = (caller: CardCaller) => (eb: ExpressionBuilder<Database, OwnedTable>) =>
-  eb.and([
-    eb('merchant_id', '=', caller.merchantId),
-    eb('environment', '=', caller.environment),
-    ...(caller.memberId ? [eb('member_id', '=', caller.memberId)] : []),
-  ]);

@@ -1,8 +1,9 @@
 /** Reads and writes of card top-ups (the order, its reads, the dispatch claim). */
 import { sql, type Insertable, type Transaction } from 'kysely';
+import { ownedBy } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
 import { orderNowSql } from '../../../provider-orders/index.js';
-import { ownedBy, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
+import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
 import type { CardTopupRow, CardTopupsTable } from './tables.js';
 
 type Trx = Transaction<Database>;

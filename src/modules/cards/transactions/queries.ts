@@ -1,8 +1,9 @@
 /** Reads and writes of card transactions (authorisations and the network's follow-ups, hold expiry). */
 import { sql, type Insertable, type Transaction, type Updateable } from 'kysely';
+import { ownedBy } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
 import type { ClockScope } from '../../../platform/clock.js';
-import { ownedBy, withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
+import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
 import type { CardTransactionRow, CardTransactionType, CardTransactionsTable } from './tables.js';
 
 type Trx = Transaction<Database>;

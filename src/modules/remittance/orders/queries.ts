@@ -3,6 +3,7 @@
  * return watch's reads and claims.
  */
 import { sql, type Insertable, type RawBuilder, type Transaction } from 'kysely';
+import { ownedBy } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
 import { minorFromDb } from '../../../money/index.js';
 import { withPrefix } from '../../../platform/ids.js';
@@ -17,20 +18,12 @@ import { resolveMember } from '../../members/index.js';
 
 export async function findOrder(db: Db, id: string, caller?: Caller): Promise<RemitOrderRow | undefined> {
   let q = db.selectFrom('remit_orders').selectAll().where('id', '=', withPrefix('rmt', id));
-  if (caller) {
-    q = q.where('merchant_id', '=', caller.merchantId).where('environment', '=', caller.environment);
-    if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
-  }
+  if (caller) q = q.where(ownedBy(caller));
   return q.executeTakeFirst();
 }
 
 export function ordersQuery(db: Db, caller: Caller, status?: PublicStatus) {
-  let q = db
-    .selectFrom('remit_orders')
-    .selectAll()
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  let q = db.selectFrom('remit_orders').selectAll().where(ownedBy(caller));
   if (status) q = q.where('status', 'in', statusesOf(status));
   return q;
 }

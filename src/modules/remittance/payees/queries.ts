@@ -1,6 +1,7 @@
 /** Payees' SQL: shared payees, members' links, the payee id scheme (orders: orders/queries.ts; corridors:
  * corridors/queries.ts). */
 import { sql, type Insertable, type Transaction } from 'kysely';
+import { ownedBy } from '../../../db/owned-by.js';
 import type { Database, Environment, Db } from '../../../db/schema.js';
 import { payeeIds, type PayeeIds } from './payee-ids.js';
 import type { NameCheckResult, PayeeEntityRow, PayeeRow, RemitPayeeEntitiesTable, RemitPayeesTable } from './tables.js';
@@ -63,33 +64,21 @@ async function loadPayeeIds(db: Db): Promise<PayeeIds> {
   return payeeIds({ key: Uint8Array.from(row.key), legacySeqMax: BigInt(row.legacy_seq_max) });
 }
 
-/** The member's active link by id (unlinked, another member's or absent: undefined). */
-export async function findActivePayee(db: Db, caller: MemberCaller, id: string): Promise<PayeeRow | undefined> {
+/** The member's link by id (another member's or absent: undefined), for one of the reads below. */
+async function ownPayee(db: Db, caller: MemberCaller, id: string) {
   const seq = (await payeeIdsOf(db)).seqOf(id);
   if (seq === undefined) return undefined;
-  return db
-    .selectFrom('remit_payees')
-    .selectAll()
-    .where('seq', '=', seq)
-    .where('member_id', '=', caller.memberId)
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment)
-    .where('status', '=', 'active')
-    .executeTakeFirst();
+  return db.selectFrom('remit_payees').selectAll().where('seq', '=', seq).where(ownedBy(caller));
+}
+
+/** The member's active link by id (unlinked, another member's or absent: undefined). */
+export async function findActivePayee(db: Db, caller: MemberCaller, id: string): Promise<PayeeRow | undefined> {
+  return (await ownPayee(db, caller, id))?.where('status', '=', 'active').executeTakeFirst();
 }
 
 /** The member's link by id in any status (DELETE answers a repeat from it). */
 export async function findOwnPayee(db: Db, caller: MemberCaller, id: string): Promise<PayeeRow | undefined> {
-  const seq = (await payeeIdsOf(db)).seqOf(id);
-  if (seq === undefined) return undefined;
-  return db
-    .selectFrom('remit_payees')
-    .selectAll()
-    .where('seq', '=', seq)
-    .where('member_id', '=', caller.memberId)
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment)
-    .executeTakeFirst();
+  return (await ownPayee(db, caller, id))?.executeTakeFirst();
 }
 
 export async function entityById(db: Db, id: string): Promise<PayeeEntityRow> {
@@ -98,13 +87,7 @@ export async function entityById(db: Db, id: string): Promise<PayeeEntityRow> {
 
 /** The member's active links, for the grouped keyset walk (favourites first, then newest). */
 export function activePayeesQuery(db: Db, caller: MemberCaller) {
-  return db
-    .selectFrom('remit_payees')
-    .selectAll()
-    .where('member_id', '=', caller.memberId)
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment)
-    .where('status', '=', 'active');
+  return db.selectFrom('remit_payees').selectAll().where(ownedBy(caller)).where('status', '=', 'active');
 }
 
 /** Shared payees by id (a page's worth). */

@@ -1,0 +1,22 @@
+import type { ExpressionBuilder } from 'kysely';
+import type { Caller } from '../platform/caller.js';
+import type { Database } from './schema.js';
+
+/** The tables whose rows belong to a member of a merchant's environment. */
+export type MemberOwnedTable = {
+  [T in keyof Database]: Database[T] extends { merchant_id: unknown; environment: unknown; member_id: unknown }
+    ? T
+    : never;
+}[keyof Database];
+
+/**
+ * The caller's rows only (tenant isolation, docs/architecture.md "Design rules"): the merchant's,
+ * of its environment, and on behalf of a member that member's own. For a query's `where`:
+ * `.where(ownedBy(caller))`.
+ */
+export const ownedBy = (caller: Caller) => (eb: ExpressionBuilder<Database, MemberOwnedTable>) =>
+  eb.and([
+    eb('merchant_id', '=', caller.merchantId),
+    eb('environment', '=', caller.environment),
+    ...(caller.memberId ? [eb('member_id', '=', caller.memberId)] : []),
+  ]);
