@@ -21,6 +21,7 @@ import {
 } from './idempotency.js';
 import { rollbackEffect, savepointEffect } from './queries/idempotency.js';
 import { claimKeys, storeResults, type ResultRow } from './queries/write-batch.js';
+import { writeSteps } from './write-steps.js';
 
 /*
  * Group commit of idempotent writes (docs/group-commit.md): the same record rules as
@@ -239,31 +240,17 @@ export async function runWriteBatch(
     }
   };
 
-  // Each merchant's writes run in the order they arrived (a deposit to a member created just
-  // before it in the batch finds the member; a withdrawal sent before a deposit does not spend
-  // it). Merchants share no row, so only that order matters: the writes run in steps, each step
-  // the longest run of one kind at the head of every merchant's queue, the kind of the earliest
-  // head; the writes of one batch effect in a step run together, without savepoints (a lone one
-  // too: fewer statements than its own effect, except in a fallback run), the others one by one.
+  // The writes run in steps (write-steps.ts): the writes of one batch effect in a step run together,
+  // without savepoints (a lone one too: fewer statements than its own effect, except in a fallback
+  // run), the others one by one.
   const alone = Symbol('alone');
   const kindOf = (i: number): BatchEffect | typeof alone => {
     const batch = writes[i]!.batch;
     return toRun.has(i) && batch && !options.fallback ? batch.effect : alone;
   };
-  const queues = new Map<string, number[]>();
-  for (const [i, { req }] of writes.entries()) {
-    if (outcomes[i] !== undefined) continue;
-    const order = `${req.auth!.merchantId}|${req.auth!.environment}`;
-    queues.set(order, [...(queues.get(order) ?? []), i]);
-  }
-  for (;;) {
-    const heads = [...queues.values()].filter((q) => q.length > 0).map((q) => q[0]!);
-    if (heads.length === 0) break;
-    const kind = kindOf(Math.min(...heads));
-    const step: number[] = [];
-    for (const queue of queues.values())
-      while (queue.length > 0 && kindOf(queue[0]!) === kind) step.push(queue.shift()!);
-    step.sort((x, y) => x - y);
+  const waiting = [...writes.keys()].filter((i) => outcomes[i] === undefined);
+  const merchantOf = (i: number) => `${writes[i]!.req.auth!.merchantId}|${writes[i]!.req.auth!.environment}`;
+  for (const { kind, step } of writeSteps(waiting, merchantOf, kindOf)) {
     if (kind === alone) {
       for (const i of step) await runAlone(i);
       continue;
