@@ -137,7 +137,7 @@ export type OpenOrderDecision =
  * alert) or `wait` (what the provider said recorded). `fields`: the provider's facts as the area's
  * columns.
  */
-export async function applyOpenDecision(
+async function applyOpenDecision(
   trx: Transaction<Database>,
   store: OrderStore,
   id: string,
@@ -147,6 +147,34 @@ export async function applyOpenDecision(
 ): Promise<void> {
   if (decision.kind === 'suspend') await suspendOrder(trx, store, id, decision, fields);
   else await recordWait(trx, store, id, decision.outcome, fields, source);
+}
+
+/** A decision the area applies itself: every one but those that keep the order open and `none`. */
+export type Settlement<D extends { kind: string }> = Exclude<D, { kind: OpenOrderDecision['kind'] | 'none' }>;
+
+const keepsOpen = (d: { kind: string }): d is OpenOrderDecision => d.kind === 'suspend' || d.kind === 'wait';
+
+/**
+ * Applies a decision of the lifecycle's rules to an order in one transaction, and schedules the
+ * next re-query of an order that stays open (`applyAndSchedule`): `suspend` and `wait` by the
+ * lifecycle (`fields`: the decision's provider facts as the area's columns), `none` not at all,
+ * every other (complete, fail, the area's reverse) by the area's `settle`, which claims the move
+ * and writes its ledger entry and event.
+ */
+export function applyDecisionToOrder<Row extends LifecycleOrderRow, D extends { kind: string }>(
+  ctx: Parameters<typeof applyAndSchedule>[0],
+  store: OrderStore,
+  id: string,
+  decision: D,
+  source: 'call' | 'query',
+  fields: (d: D & OpenOrderDecision) => Fields,
+  settle: (trx: Transaction<Database>, d: Settlement<D>) => Promise<unknown>,
+): Promise<Row> {
+  return applyAndSchedule<Row>(ctx, store, id, source, async (trx) => {
+    if (decision.kind === 'none') return;
+    if (keepsOpen(decision)) await applyOpenDecision(trx, store, id, decision, fields(decision), source);
+    else await settle(trx, decision as Settlement<D>);
+  });
 }
 
 /**

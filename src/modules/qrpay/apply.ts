@@ -10,11 +10,11 @@ import type { ServiceContext } from '../../service-context.js';
 import { minorFromDb, postEntry, qrpayCompleteLines, qrpayFailLines, qrpayRefundLines } from '../../money/index.js';
 import { recordEvent } from '../../events/index.js';
 import {
-  applyAndSchedule,
-  applyOpenDecision,
+  applyDecisionToOrder,
   claimMove,
   providerFields,
   type OrderStore,
+  type Settlement,
 } from '../../provider-orders/index.js';
 import { raiseAlert } from '../alerts/index.js';
 import { externalIdOf } from './queries.js';
@@ -111,12 +111,8 @@ const failIn = (trx: Transaction<Database>, id: string, reason: FailureReason, d
 export const refundIn = (trx: Transaction<Database>, id: string) =>
   moveTo(trx, id, 'refunded', { provider_status: 'refunded' });
 
-async function applyIn(
-  trx: Transaction<Database>,
-  id: string,
-  decision: Decision,
-  source: 'call' | 'query',
-): Promise<void> {
+/** Applies a decision that ends the order (exactly once by the claims), in the caller's transaction. */
+async function settleIn(trx: Transaction<Database>, id: string, decision: Settlement<Decision>): Promise<void> {
   switch (decision.kind) {
     case 'complete':
       await completeIn(trx, id, decision);
@@ -128,17 +124,14 @@ async function applyIn(
     case 'fail':
       await failIn(trx, id, decision.reason, decision);
       break;
-    case 'none':
-      break;
-    default:
-      await applyOpenDecision(trx, qrpayOrders, id, decision, providerFields(decision), source);
   }
 }
 
 /**
  * Applies a decision in one transaction and schedules the next re-query of an order that stays
- * open. `source` is `call` for the payment call's answer (it only replaces `pending`) and `query`
- * for a status query (counted in check_count, which drives the backoff).
+ * open (the shared lifecycle's `applyDecisionToOrder`). `source` is `call` for the payment call's
+ * answer (it only replaces `pending`) and `query` for a status query (counted in check_count,
+ * which drives the backoff).
  */
 export function applyDecision(
   ctx: ServiceContext,
@@ -146,5 +139,7 @@ export function applyDecision(
   decision: Decision,
   source: 'call' | 'query',
 ): Promise<QrOrderRow> {
-  return applyAndSchedule<QrOrderRow>(ctx, qrpayOrders, id, source, (trx) => applyIn(trx, id, decision, source));
+  return applyDecisionToOrder<QrOrderRow, Decision>(ctx, qrpayOrders, id, decision, source, providerFields, (trx, d) =>
+    settleIn(trx, id, d),
+  );
 }

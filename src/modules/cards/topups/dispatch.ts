@@ -15,8 +15,7 @@ import {
 } from '../../../money/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import {
-  applyAndSchedule,
-  applyOpenDecision,
+  applyDecisionToOrder,
   callAgeMs,
   callInFlight as providerCallInFlight,
   claimMove,
@@ -27,6 +26,7 @@ import {
   reconcilePass,
   type LifecycleDecision,
   type OrderStore,
+  type Settlement,
 } from '../../../provider-orders/index.js';
 import type { CallOutcome, StatusOutcome } from '../../../upstreams/port.js';
 import { raiseAlert } from '../../alerts/index.js';
@@ -152,12 +152,8 @@ export async function failPendingTopUps(
   return failed;
 }
 
-async function applyIn(
-  trx: Transaction<Database>,
-  id: string,
-  d: TopUpDecision,
-  source: 'call' | 'query',
-): Promise<void> {
+/** Applies a decision that ends the top-up (exactly once by the claims), in the caller's transaction. */
+async function settleIn(trx: Transaction<Database>, id: string, d: Settlement<TopUpDecision>): Promise<void> {
   switch (d.kind) {
     case 'complete':
       return creditIn(trx, id, { upstream_outcome: 'accepted', ...providerFields(d), next_check_at: null });
@@ -167,10 +163,6 @@ async function applyIn(
     case 'fail':
       await failIn(trx, id, d.reason, providerFields(d));
       return;
-    case 'none':
-      return;
-    default:
-      return applyOpenDecision(trx, cardTopUps, id, d, providerFields(d), source);
   }
 }
 
@@ -180,7 +172,9 @@ export function applyTopUpDecision(
   d: TopUpDecision,
   source: 'call' | 'query',
 ): Promise<CardTopupRow> {
-  return applyAndSchedule<CardTopupRow>(ctx, cardTopUps, id, source, (trx) => applyIn(trx, id, d, source));
+  return applyDecisionToOrder<CardTopupRow, TopUpDecision>(ctx, cardTopUps, id, d, source, providerFields, (trx, s) =>
+    settleIn(trx, id, s),
+  );
 }
 
 /** Moves `pending` → `processing` once and records that the issuer call starts now. */

@@ -19,11 +19,11 @@ import {
 } from '../../../money/index.js';
 import { recordEvent } from '../../../events/index.js';
 import {
-  applyAndSchedule,
-  applyOpenDecision,
+  applyDecisionToOrder,
   claimMove,
   providerFields as lifecycleFields,
   type OrderStore,
+  type Settlement,
 } from '../../../provider-orders/index.js';
 import { raiseAlert } from '../../alerts/index.js';
 import { externalIdOf, firstReturnCheckSql } from './queries.js';
@@ -129,12 +129,8 @@ const completeIn = (trx: Transaction<Database>, id: string, d: ProviderFacts) =>
 export const returnIn = (trx: Transaction<Database>, id: string, d: ProviderFacts = {}) =>
   moveTo(trx, id, 'returned', { ...providerFields(d), return_check_at: null });
 
-async function applyIn(
-  trx: Transaction<Database>,
-  id: string,
-  decision: Decision,
-  source: 'call' | 'query',
-): Promise<void> {
+/** Applies a decision that ends the order (exactly once by the claims), in the caller's transaction. */
+async function settleIn(trx: Transaction<Database>, id: string, decision: Settlement<Decision>): Promise<void> {
   switch (decision.kind) {
     case 'complete':
       await completeIn(trx, id, decision);
@@ -149,17 +145,13 @@ async function applyIn(
     case 'fail':
       await failIn(trx, id, decision.reason, decision);
       break;
-    case 'none':
-      break;
-    default:
-      await applyOpenDecision(trx, remitOrders, id, decision, providerFields(decision), source);
   }
 }
 
 /**
  * Applies a decision in one transaction and schedules the next re-query of an order that stays
- * open. `source`: `call` for the payout call's answer, `query` for a status query (counted in
- * check_count, which drives the backoff).
+ * open (the shared lifecycle's `applyDecisionToOrder`). `source`: `call` for the payout call's
+ * answer, `query` for a status query (counted in check_count, which drives the backoff).
  */
 export function applyDecision(
   ctx: ServiceContext,
@@ -167,5 +159,13 @@ export function applyDecision(
   decision: Decision,
   source: 'call' | 'query',
 ): Promise<RemitOrderRow> {
-  return applyAndSchedule<RemitOrderRow>(ctx, remitOrders, id, source, (trx) => applyIn(trx, id, decision, source));
+  return applyDecisionToOrder<RemitOrderRow, Decision>(
+    ctx,
+    remitOrders,
+    id,
+    decision,
+    source,
+    providerFields,
+    (trx, d) => settleIn(trx, id, d),
+  );
 }
