@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Environment } from '../../db/columns.js';
+import { selectSimOrder } from './simulated-provider.js';
 
 /** The simulated KYC provider's books (upstreams/kyc/simulator.ts): rows of `upstream_sim_orders`, upstream `kyc`. */
 
@@ -50,10 +51,5 @@ export async function decideSimKycCheck(
 }
 
 export function selectSimKycCheck(db: Kysely<Database>, requestId: string) {
-  return db
-    .selectFrom('upstream_sim_orders')
-    .selectAll()
-    .where('upstream', '=', upstream)
-    .where('request_id', '=', requestId)
-    .executeTakeFirst();
+  return selectSimOrder(db, upstream, requestId);
 }

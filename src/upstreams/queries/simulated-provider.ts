@@ -40,9 +40,10 @@ export async function settleSimOrder(
     .executeTakeFirst();
 }
 
+/** A request's record in the books; the KYC simulator keeps its checks there too (upstream `kyc`). */
 export async function selectSimOrder(
   db: Kysely<Database>,
-  upstream: UpstreamName,
+  upstream: UpstreamName | 'kyc',
   requestId: string,
 ): Promise<SimRow | undefined> {
   return db
