@@ -89,6 +89,20 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     return { secret, codes: codesOf(on.body), page: on.body };
   }
 
+  /** A user of the merchant's console signed in with role `role`, TOTP turned on: its jar, id, secret and codes. */
+  async function withTotp(email: string, role: 'owner' | 'developer' | 'viewer') {
+    const { jar, userId } = await signedInConsole(service, merchantId, email, role);
+    return { jar, userId, ...(await enableTotp(jar)) };
+  }
+  /** How many of the user's recovery codes are stored; `used`: how many of them were used. */
+  const storedCodes = async (userId: string, used = false) => {
+    let q = db().selectFrom('console_recovery_codes').select('code_hash').where('user_id', '=', userId);
+    if (used) q = q.where('used_at', 'is not', null);
+    return (await q.execute()).length;
+  };
+  /** How many sign-in failures are counted against `email`. */
+  const failuresOf = async (email: string) =>
+    (await db().selectFrom('console_login_failures').select('id').where('email', '=', email).execute()).length;
   const codesOf = (body: string) =>
     [...body.matchAll(/<li><code class="value">([^<]+)<\/code><\/li>/g)].map((m) => m[1]!);
 
@@ -122,8 +136,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       "app's code; audited",
     async () => {
       const email = 'recover@example.com';
-      const { jar, userId } = await signedInConsole(service, merchantId, email, 'developer');
-      const { codes, page, secret } = await enableTotp(jar);
+      const { jar, userId, codes, page, secret } = await withTotp(email, 'developer');
       assert.equal(codes.length, 10);
       assert.match(page, /shown only once/);
       const stored = await db()
@@ -190,8 +203,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       'the password, even with a fresh code',
     async () => {
       const email = 'two-step-once@example.com';
-      const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
-      const { secret, codes } = await enableTotp(jar);
+      const { userId, secret, codes } = await withTotp(email, 'viewer');
       const browser = consoleClient(service);
       await browser.submit('/console/sign-in', { email, password: consolePassword });
       const pending = browser.cookies.get('mwa_console_two_step')!;
@@ -215,17 +227,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
         code: codes[0]!,
       });
       assert.equal(viaRecovery.location, '/console/sign-in?ended=1');
-      assert.equal(
-        (
-          await db()
-            .selectFrom('console_recovery_codes')
-            .select('used_at')
-            .where('user_id', '=', userId)
-            .where('used_at', 'is not', null)
-            .execute()
-        ).length,
-        0,
-      );
+      assert.equal(await storedCodes(userId, true), 0);
       // A new password step makes a new cookie, which works.
       assert.equal(
         (await signInWith(email, await currentCode(userId, secret), { recovery: false })).res.location,
@@ -264,8 +266,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       'is spent',
     async () => {
       const email = 'guess-recovery@example.com';
-      const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
-      const { codes, secret } = await enableTotp(jar);
+      const { userId, codes, secret } = await withTotp(email, 'viewer');
       const browser = consoleClient(service);
       for (let i = 0; i < 5; i++) {
         const wrong = await signInWith(email, newRecoveryCode(), { jar: browser });
@@ -276,17 +277,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       assert.match(right.body, /Too many failed attempts/);
       const app = await browser.submit('/console/two-step', { code: await currentCode(userId, secret) });
       assert.equal(app.status, 429, "the app's code too");
-      assert.equal(
-        (
-          await db()
-            .selectFrom('console_recovery_codes')
-            .select('used_at')
-            .where('user_id', '=', userId)
-            .where('used_at', 'is not', null)
-            .execute()
-        ).length,
-        0,
-      );
+      assert.equal(await storedCodes(userId, true), 0);
       // Once the failures age out, the code signs in.
       await db()
         .updateTable('console_login_failures')
@@ -303,11 +294,9 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       'a used code is not taken again',
     async () => {
       const email = 'disable-guess@example.com';
-      const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
-      const { secret } = await enableTotp(jar);
+      const { jar, userId, secret } = await withTotp(email, 'viewer');
       const post = async (code: string) => jar.submit(`${account}/totp/disable`, { code }, account);
-      const failures = async () =>
-        (await db().selectFrom('console_login_failures').select('id').where('email', '=', email).execute()).length;
+      const failures = () => failuresOf(email);
       const isOn = async () =>
         (
           await db()
@@ -353,11 +342,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       assert.equal(off.status, 200);
       assert.match(off.body, /Two-step sign-in is off/);
       assert.equal(await isOn(), false);
-      assert.equal(
-        (await db().selectFrom('console_recovery_codes').select('code_hash').where('user_id', '=', userId).execute())
-          .length,
-        0,
-      );
+      assert.equal(await storedCodes(userId), 0);
       assert.equal((await auditOf(userId, 'user.totp_disable')).length, 1);
       await db().deleteFrom('console_login_failures').execute();
     },
@@ -365,8 +350,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
 
   test('a code used at sign-in does not turn TOTP off (the step is taken)', async () => {
     const email = 'disable-replay@example.com';
-    const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
-    const { secret } = await enableTotp(jar);
+    const { jar, userId, secret } = await withTotp(email, 'viewer');
     const code = await currentCode(userId, secret);
     // The step recorded by the code's use (here: its use at sign-in) makes a replay fail.
     assert.equal((await signInWith(email, code, { recovery: false })).res.location, '/console/sandbox');
@@ -419,11 +403,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       const wrong = await jar.submit(page, { password: 'not the password at all' });
       assert.equal(wrong.status, 401);
       assert.deepEqual(codesOf(wrong.body), []);
-      assert.equal(
-        (await db().selectFrom('console_login_failures').select('id').where('email', '=', email).execute()).length,
-        1,
-        'counted in the throttle',
-      );
+      assert.equal(await failuresOf(email), 1, 'counted in the throttle');
       const wrongCode = await jar.submit(page, {
         code: '000000' === totpCode(secret, stepAt(Date.now())) ? '111111' : '000000',
       });
@@ -440,11 +420,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       const third = codesOf(byCode.body);
       assert.equal((await signInWith(email, second[0]!)).res.status, 401);
       assert.equal((await signInWith(email, third[0]!)).res.status, 303);
-      assert.equal(
-        (await db().selectFrom('console_recovery_codes').select('code_hash').where('user_id', '=', userId).execute())
-          .length,
-        10,
-      );
+      assert.equal(await storedCodes(userId), 10);
       const made = await auditOf(userId, 'user.recovery_codes_new');
       assert.equal(made.length, 4, "two sets, each in both environments' logs");
       // Owners read them in either environment's audit log.
@@ -452,11 +428,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
         assert.match((await jar.request('GET', `/console/${env}/audit`)).body, /user\.recovery_codes_new/);
       // Turning TOTP off deletes the codes.
       await jar.submit(`${account}/totp/disable`, { code: await currentCode(userId, secret) }, account);
-      assert.equal(
-        (await db().selectFrom('console_recovery_codes').select('code_hash').where('user_id', '=', userId).execute())
-          .length,
-        0,
-      );
+      assert.equal(await storedCodes(userId), 0);
       await db().deleteFrom('console_login_failures').execute();
     },
   );
@@ -466,8 +438,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       'operator; the password alone signs in',
     async () => {
       const email = 'lost-phone@example.com';
-      const { jar, userId } = await signedInConsole(service, merchantId, email, 'developer');
-      const { codes } = await enableTotp(jar);
+      const { jar, userId, codes } = await withTotp(email, 'developer');
       const other = (await signInWith(email, codes[0]!)).jar;
       assert.equal((await other.request('GET', '/console/sandbox')).status, 200);
       const listed = await admin(service, 'GET', `/admin/v1/merchants/${merchantId}/console-users`);
@@ -492,11 +463,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
         .where('id', '=', userId)
         .executeTakeFirstOrThrow();
       assert.deepEqual(row, { totp_secret: null, totp_pending_secret: null, totp_last_step: null });
-      assert.equal(
-        (await db().selectFrom('console_recovery_codes').select('code_hash').where('user_id', '=', userId).execute())
-          .length,
-        0,
-      );
+      assert.equal(await storedCodes(userId), 0);
       const lines = await auditOf(userId, 'operator.second_factor_reset');
       assert.deepEqual(
         lines.map((a) => [a.environment, a.user_email, a.object_id]),
@@ -557,10 +524,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
         confirmation: newPassword,
       });
       assert.equal(wrong.status, 401);
-      assert.equal(
-        (await db().selectFrom('console_login_failures').select('id').where('email', '=', email).execute()).length,
-        1,
-      );
+      assert.equal(await failuresOf(email), 1);
       assert.equal((await elsewhere.request('GET', '/console/sandbox')).status, 200, 'a refused change ends nothing');
 
       const done = await post({ current: consolePassword, password: newPassword, confirmation: newPassword });
