@@ -9,7 +9,7 @@ import { recoveryCodesLeft, regenerateRecoveryCodes, totpStatus } from './second
 import { passwordLengthMin } from './password.js';
 import { accountPage } from './two-step-pages.js';
 import { consolePage, envPath, recoveryCodesPanel } from './views.js';
-import { csrfInput, textInput } from './fields.js';
+import { csrfInput, newPasswordFields, textInput } from './fields.js';
 import { withChange, withSession, pageRoute } from './guards.js';
 
 /**
@@ -73,15 +73,7 @@ function passwordPage(
         'current',
         'Current password',
         { type: 'password', required: true, autocomplete: 'current-password' },
-      )}${textInput('password', 'New password', {
-        type: 'password',
-        required: true,
-        autocomplete: 'new-password',
-      })}${textInput('confirmation', 'New password again', {
-        type: 'password',
-        required: true,
-        autocomplete: 'new-password',
-      })}<div class="actions"><button type="submit">Change password</button></div></form></div>`,
+      )}${newPasswordFields()}<div class="actions"><button type="submit">Change password</button></div></form></div>`,
     }),
   );
 }

@@ -25,7 +25,7 @@ import { completeSecondFactor, signIn, signOut, signOutEverywhere } from './sign
 import { passwordProblem } from './rules.js';
 import { decoyHash, passwordLengthMin } from './password.js';
 import { envPath, plainPage } from './views.js';
-import { textInput } from './fields.js';
+import { newPasswordFields, textInput } from './fields.js';
 import { withChange, pageRoute } from './guards.js';
 
 /** Sign-in, the invite link, sign-out (this browser or all); the account page: two-step-pages.ts. */
@@ -54,15 +54,8 @@ function inviteForm(token: string, email: string, problem?: string): string {
     'Choose your password',
     html`<p>For <strong>${email}</strong>. Use at least ${passwordLengthMin} characters; a passphrase of several words
        is good.</p>
-<form method="post" action="${consoleBase}/invite/${token}" novalidate>${textInput('password', 'New password', {
-      type: 'password',
-      required: true,
-      autocomplete: 'new-password',
-    })}${textInput('confirmation', 'New password again', {
-      type: 'password',
-      required: true,
-      autocomplete: 'new-password',
-    })}<div class="actions"><button type="submit">Set password</button></div></form>`,
+<form method="post" action="${consoleBase}/invite/${token}" novalidate>${newPasswordFields()}<div
+  class="actions"><button type="submit">Set password</button></div></form>`,
     problem,
   );
 }

@@ -62,3 +62,16 @@ export function checkboxes(
         }> ${o.label}</label>`,
     )}</div></fieldset>`;
 }
+
+/** A new password and its confirmation (the invite, the password change). */
+export function newPasswordFields(): SafeHtml {
+  return html`${textInput('password', 'New password', {
+    type: 'password',
+    required: true,
+    autocomplete: 'new-password',
+  })}${textInput('confirmation', 'New password again', {
+    type: 'password',
+    required: true,
+    autocomplete: 'new-password',
+  })}`;
+}

@@ -10,11 +10,11 @@ export * from './html.js';
 export * from './csrf.js';
 export { hostedOrigin, ticketTtlSeconds, ticketView, type Ticket } from './rules.js';
 export { completeTicket, findTicket, voidMemberTickets, voidSubjectTickets, voidTicket } from './queries.js';
+export { completeInSandbox, issueTicket } from './service.js';
+// The merchant's branding on its screens, for the areas that name the merchant and the console that sets it.
 export {
-  completeInSandbox,
   contrastRatio,
   displayNameMax,
-  issueTicket,
   logoBytesMax,
   logoPath,
   normaliseAccent,
@@ -23,6 +23,6 @@ export {
   sniffImage,
   textOn,
   type BrandingChange,
-} from './service.js';
+} from './branding.js';
 export { hostedScreenRoutes } from './routes.js';
 export { hostedScreenOperatorRoutes } from './operator-routes.js';

@@ -100,18 +100,3 @@ export async function setFrameAncestors(
 export async function getFrameAncestors(db: Db, merchantId: string, environment: Environment) {
   return { frame_ancestors: await frameAncestorsOf(db, merchantId, environment) };
 }
-
-// The merchant's branding on its screens, for the areas that name the merchant and the console that sets it.
-export {
-  accentPath,
-  contrastRatio,
-  displayNameMax,
-  logoBytesMax,
-  logoPath,
-  normaliseAccent,
-  readBranding,
-  saveBranding,
-  sniffImage,
-  textOn,
-  type BrandingChange,
-} from './branding.js';

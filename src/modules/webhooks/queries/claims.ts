@@ -82,19 +82,9 @@ function dueCondition(o: ClaimOptions): RawBuilder<unknown> {
     ${scope}`;
 }
 
-interface ClaimRow {
-  id: string;
-  generation: number;
-  attempts: number;
-  round_attempts: number;
-  last_http_status: number;
-  merchant_id: string;
-  environment: Environment;
-  endpoint_id: string;
+/** A claimed record as the statement answers it: its times as the driver gives them, its event's columns flat. */
+interface ClaimRow extends Omit<ClaimedAttempt, 'now' | 'previous_secret_expires_at' | 'event'> {
   now: Date | string;
-  url: string;
-  secret: string;
-  previous_secret: string | null;
   previous_secret_expires_at: Date | string | null;
   event_id: string;
   event_type: string;
