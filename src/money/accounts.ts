@@ -46,6 +46,20 @@ export interface SharedPlatformAccountRef {
 /** What a stored row names: any account a posting may touch, or a shared platform row of before 026. */
 export type StoredAccountRef = AccountRef | SharedPlatformAccountRef;
 
+/** The member's account of `bucket` (a card's own accounts name their card too). */
+export const memberAccount = (memberId: string, bucket: Exclude<MemberBucket, 'card'>): AccountRef => ({
+  owner: 'member',
+  memberId,
+  bucket,
+});
+
+/** The merchant's account of `bucket`. */
+export const merchantAccount = (merchantId: string, bucket: MerchantBucket): AccountRef => ({
+  owner: 'merchant',
+  merchantId,
+  bucket,
+});
+
 /** The platform's account of `bucket` kept for `merchantId`. */
 export const platformAccount = (bucket: PlatformBucket, merchantId: string): PlatformAccountRef => ({
   owner: 'platform',

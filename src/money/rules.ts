@@ -1,4 +1,4 @@
-import { platformAccount } from './accounts.js';
+import { memberAccount, merchantAccount, platformAccount } from './accounts.js';
 import type { EntryLine } from './posting.js';
 
 /**
@@ -28,16 +28,16 @@ export const entryKinds = {
 export function memberFeeToMerchant(merchantId: string, fee: bigint): EntryLine[] {
   if (fee <= 0n) return [];
   return [
-    { account: { owner: 'merchant', merchantId, bucket: 'fee_retained' }, side: 'debit', amount: fee },
-    { account: { owner: 'merchant', merchantId, bucket: 'fee_income' }, side: 'credit', amount: fee },
+    { account: merchantAccount(merchantId, 'fee_retained'), side: 'debit', amount: fee },
+    { account: merchantAccount(merchantId, 'fee_income'), side: 'credit', amount: fee },
   ];
 }
 
 /** The merchant reports a deposit: custody grows, the member's available balance grows. */
 export function depositLines(p: { memberId: string; merchantId: string; amount: bigint }): EntryLine[] {
   return [
-    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'custody' }, side: 'debit', amount: p.amount },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
+    { account: merchantAccount(p.merchantId, 'custody'), side: 'debit', amount: p.amount },
+    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: p.amount },
   ];
 }
 
@@ -45,8 +45,8 @@ export function depositLines(p: { memberId: string; merchantId: string; amount: 
 export function withdrawalLockLines(p: { memberId: string; amount: bigint; fee: bigint }): EntryLine[] {
   const total = p.amount + p.fee;
   return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'debit', amount: total },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'withdrawing' }, side: 'credit', amount: total },
+    { account: memberAccount(p.memberId, 'available'), side: 'debit', amount: total },
+    { account: memberAccount(p.memberId, 'withdrawing'), side: 'credit', amount: total },
   ];
 }
 
@@ -66,17 +66,17 @@ export function withdrawalConfirmLines(p: {
 }): EntryLine[] {
   const total = p.amount + p.fee;
   const lines: EntryLine[] = [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'withdrawing' }, side: 'debit', amount: total },
-    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'custody' }, side: 'credit', amount: total },
+    { account: memberAccount(p.memberId, 'withdrawing'), side: 'debit', amount: total },
+    { account: merchantAccount(p.merchantId, 'custody'), side: 'credit', amount: total },
   ];
   if (p.fee > 0n) {
     lines.push(
       {
-        account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'fee_retained' },
+        account: merchantAccount(p.merchantId, 'fee_retained'),
         side: 'debit',
         amount: p.fee,
       },
-      { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'fee_income' }, side: 'credit', amount: p.fee },
+      { account: merchantAccount(p.merchantId, 'fee_income'), side: 'credit', amount: p.fee },
     );
   }
   return lines;
@@ -86,8 +86,8 @@ export function withdrawalConfirmLines(p: {
 export function withdrawalFailLines(p: { memberId: string; amount: bigint; fee: bigint }): EntryLine[] {
   const total = p.amount + p.fee;
   return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'withdrawing' }, side: 'debit', amount: total },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: total },
+    { account: memberAccount(p.memberId, 'withdrawing'), side: 'debit', amount: total },
+    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: total },
   ];
 }
 
@@ -96,7 +96,7 @@ export function withdrawalFailLines(p: { memberId: string; amount: bigint; fee: 
 export function prepaidCreditLines(p: { merchantId: string; amount: bigint }): EntryLine[] {
   return [
     { account: platformAccount('prepaid_funding', p.merchantId), side: 'debit', amount: p.amount },
-    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'prepaid' }, side: 'credit', amount: p.amount },
+    { account: merchantAccount(p.merchantId, 'prepaid'), side: 'credit', amount: p.amount },
   ];
 }
 
@@ -104,7 +104,7 @@ export function prepaidCreditLines(p: { merchantId: string; amount: bigint }): E
  * the merchant). */
 export function prepaidChargeLines(p: { merchantId: string; amount: bigint }): EntryLine[] {
   return [
-    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'prepaid' }, side: 'debit', amount: p.amount },
+    { account: merchantAccount(p.merchantId, 'prepaid'), side: 'debit', amount: p.amount },
     { account: platformAccount('fee_income', p.merchantId), side: 'credit', amount: p.amount },
   ];
 }

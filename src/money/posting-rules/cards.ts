@@ -4,7 +4,7 @@
  * (its balance and its held amounts back to the member). Pure functions from amounts (minor
  * units) to the lines of one entry; the areas post them (src/modules/cards/).
  */
-import { platformAccount } from '../accounts.js';
+import { memberAccount, platformAccount } from '../accounts.js';
 import type { EntryLine } from '../posting.js';
 import { memberFeeToMerchant } from '../rules.js';
 
@@ -46,11 +46,6 @@ export const lifecycleEntryKinds = {
 // ---------------------------------------------------------------------------------------------
 // The accounts a card's money moves between.
 
-const memberBucket = (memberId: string, bucket: 'available' | 'frozen') => ({
-  owner: 'member' as const,
-  memberId,
-  bucket,
-});
 const cardBucket = (memberId: string, cardId: string, bucket: 'card' | 'card_held') => ({
   owner: 'member' as const,
   memberId,
@@ -67,7 +62,7 @@ const settlementClearing = (merchantId: string) => platformAccount('settlement_c
  */
 export type CardMoneyDestination = 'card' | 'available';
 const cardDestination = (memberId: string, cardId: string, to: CardMoneyDestination) =>
-  to === 'card' ? cardBucket(memberId, cardId, 'card') : memberBucket(memberId, 'available');
+  to === 'card' ? cardBucket(memberId, cardId, 'card') : memberAccount(memberId, 'available');
 
 // ---------------------------------------------------------------------------------------------
 // The opening fee (applications) and the replacement fee, in the source asset.
@@ -81,8 +76,8 @@ export interface FeeMoney {
 /** Application created: the opening fee is frozen (available → frozen). */
 export function feeFreezeLines(p: FeeMoney): EntryLine[] {
   return [
-    { account: memberBucket(p.memberId, 'available'), side: 'debit', amount: p.fee },
-    { account: memberBucket(p.memberId, 'frozen'), side: 'credit', amount: p.fee },
+    { account: memberAccount(p.memberId, 'available'), side: 'debit', amount: p.fee },
+    { account: memberAccount(p.memberId, 'frozen'), side: 'credit', amount: p.fee },
   ];
 }
 
@@ -93,7 +88,7 @@ export function feeFreezeLines(p: FeeMoney): EntryLine[] {
  */
 export function feeChargeLines(p: FeeMoney): EntryLine[] {
   return [
-    { account: memberBucket(p.memberId, 'frozen'), side: 'debit', amount: p.fee },
+    { account: memberAccount(p.memberId, 'frozen'), side: 'debit', amount: p.fee },
     { account: platformAccount('settlement_clearing', p.merchantId), side: 'credit', amount: p.fee },
     ...memberFeeToMerchant(p.merchantId, p.fee),
   ];
@@ -102,8 +97,8 @@ export function feeChargeLines(p: FeeMoney): EntryLine[] {
 /** Rejected or failed: the frozen fee goes back (frozen → available). */
 export function feeRefundLines(p: FeeMoney): EntryLine[] {
   return [
-    { account: memberBucket(p.memberId, 'frozen'), side: 'debit', amount: p.fee },
-    { account: memberBucket(p.memberId, 'available'), side: 'credit', amount: p.fee },
+    { account: memberAccount(p.memberId, 'frozen'), side: 'debit', amount: p.fee },
+    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: p.fee },
   ];
 }
 
@@ -122,8 +117,8 @@ export interface TopUpMoney {
 /** Top-up created: amount plus fee frozen (available → frozen), source asset. */
 export function topUpFreezeLines(p: TopUpMoney): EntryLine[] {
   return [
-    { account: memberBucket(p.memberId, 'available'), side: 'debit', amount: p.amount + p.fee },
-    { account: memberBucket(p.memberId, 'frozen'), side: 'credit', amount: p.amount + p.fee },
+    { account: memberAccount(p.memberId, 'available'), side: 'debit', amount: p.amount + p.fee },
+    { account: memberAccount(p.memberId, 'frozen'), side: 'credit', amount: p.amount + p.fee },
   ];
 }
 
@@ -134,7 +129,7 @@ export function topUpFreezeLines(p: TopUpMoney): EntryLine[] {
  */
 export function topUpSettleLines(p: TopUpMoney): EntryLine[] {
   return [
-    { account: memberBucket(p.memberId, 'frozen'), side: 'debit', amount: p.amount + p.fee },
+    { account: memberAccount(p.memberId, 'frozen'), side: 'debit', amount: p.amount + p.fee },
     { account: settlementClearing(p.merchantId), side: 'credit', amount: p.amount + p.fee },
     ...memberFeeToMerchant(p.merchantId, p.fee),
   ];
@@ -154,8 +149,8 @@ export function topUpCreditLines(p: TopUpMoney, to: CardMoneyDestination = 'card
 /** Failed: the freeze released in full (frozen → available). */
 export function topUpFailLines(p: TopUpMoney): EntryLine[] {
   return [
-    { account: memberBucket(p.memberId, 'frozen'), side: 'debit', amount: p.amount + p.fee },
-    { account: memberBucket(p.memberId, 'available'), side: 'credit', amount: p.amount + p.fee },
+    { account: memberAccount(p.memberId, 'frozen'), side: 'debit', amount: p.amount + p.fee },
+    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: p.amount + p.fee },
   ];
 }
 
@@ -234,7 +229,7 @@ export function refundLines(p: CardMove & { merchantId: string }, to: CardMoneyD
 export function balanceReturnLines(p: CardMove): EntryLine[] {
   return [
     { account: cardBucket(p.memberId, p.cardId, 'card'), side: 'debit', amount: p.amount },
-    { account: memberBucket(p.memberId, 'available'), side: 'credit', amount: p.amount },
+    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: p.amount },
   ];
 }
 
@@ -245,6 +240,6 @@ export function balanceReturnLines(p: CardMove): EntryLine[] {
 export function heldReleaseToAvailableLines(p: CardMove): EntryLine[] {
   return [
     { account: cardBucket(p.memberId, p.cardId, 'card_held'), side: 'debit', amount: p.amount },
-    { account: memberBucket(p.memberId, 'available'), side: 'credit', amount: p.amount },
+    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: p.amount },
   ];
 }

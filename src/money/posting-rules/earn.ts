@@ -3,10 +3,9 @@
  * src/modules/earn/rules.ts). Interest is funded from the platform's `earn_interest` account (kept
  * for the order's merchant), so every entry that pays interest names where it came from.
  */
-import { platformAccount } from '../accounts.js';
+import { memberAccount, platformAccount } from '../accounts.js';
 import type { EntryLine } from '../posting.js';
 
-const member = (memberId: string, bucket: 'available' | 'earn') => ({ owner: 'member' as const, memberId, bucket });
 const interestFund = (merchantId: string) => platformAccount('earn_interest', merchantId);
 
 /** Whose order it is: the member paid, and the merchant whose platform interest account pays. */
@@ -18,16 +17,16 @@ export interface EarnHolder {
 /** Subscription: available → earn. */
 export function earnSubscribeLines(memberId: string, amount: bigint): EntryLine[] {
   return [
-    { account: member(memberId, 'available'), side: 'debit', amount },
-    { account: member(memberId, 'earn'), side: 'credit', amount },
+    { account: memberAccount(memberId, 'available'), side: 'debit', amount },
+    { account: memberAccount(memberId, 'earn'), side: 'credit', amount },
   ];
 }
 
 /** Flexible redemption: earn → available (the principal). */
 export function earnRedeemLines(memberId: string, amount: bigint): EntryLine[] {
   return [
-    { account: member(memberId, 'earn'), side: 'debit', amount },
-    { account: member(memberId, 'available'), side: 'credit', amount },
+    { account: memberAccount(memberId, 'earn'), side: 'debit', amount },
+    { account: memberAccount(memberId, 'available'), side: 'credit', amount },
   ];
 }
 
@@ -35,14 +34,14 @@ export function earnRedeemLines(memberId: string, amount: bigint): EntryLine[] {
 export function earnPayoutLines(holder: EarnHolder, interest: bigint): EntryLine[] {
   return [
     { account: interestFund(holder.merchantId), side: 'debit', amount: interest },
-    { account: member(holder.memberId, 'available'), side: 'credit', amount: interest },
+    { account: memberAccount(holder.memberId, 'available'), side: 'credit', amount: interest },
   ];
 }
 
 /** Fixed-term maturity: principal from earn and the interest from the platform's account, both to available. */
 export function earnMaturityLines(holder: EarnHolder, principal: bigint, interest: bigint): EntryLine[] {
-  const lines: EntryLine[] = [{ account: member(holder.memberId, 'earn'), side: 'debit', amount: principal }];
+  const lines: EntryLine[] = [{ account: memberAccount(holder.memberId, 'earn'), side: 'debit', amount: principal }];
   if (interest > 0n) lines.push({ account: interestFund(holder.merchantId), side: 'debit', amount: interest });
-  lines.push({ account: member(holder.memberId, 'available'), side: 'credit', amount: principal + interest });
+  lines.push({ account: memberAccount(holder.memberId, 'available'), side: 'credit', amount: principal + interest });
   return lines;
 }

@@ -4,7 +4,7 @@
  * one per asset (the ledger's entries are single-asset), both under the order's id: the sell
  * (from-asset) and the buy (to-asset). Each balances; together they are the execution.
  */
-import { platformAccount } from '../accounts.js';
+import { memberAccount, merchantAccount, platformAccount } from '../accounts.js';
 import type { EntryLine } from '../posting.js';
 import { memberFeeToMerchant } from '../rules.js';
 
@@ -27,7 +27,7 @@ export interface ExecutionMoney {
  */
 export function exchangeSellLines(p: ExecutionMoney): EntryLine[] {
   return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'debit', amount: p.fromAmount },
+    { account: memberAccount(p.memberId, 'available'), side: 'debit', amount: p.fromAmount },
     { account: platformAccount('settlement_clearing', p.merchantId), side: 'credit', amount: p.fromAmount },
     ...memberFeeToMerchant(p.merchantId, p.feeSide === 'from' ? p.fee : 0n),
   ];
@@ -40,7 +40,7 @@ export function exchangeSellLines(p: ExecutionMoney): EntryLine[] {
 export function exchangeBuyLines(p: ExecutionMoney): EntryLine[] {
   return [
     { account: platformAccount('settlement_clearing', p.merchantId), side: 'debit', amount: p.toAmount },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.toAmount },
+    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: p.toAmount },
     ...memberFeeToMerchant(p.merchantId, p.feeSide === 'to' ? p.fee : 0n),
   ];
 }
@@ -54,7 +54,7 @@ export function conversionSellLines(p: Omit<ExecutionMoney, 'memberId'>): EntryL
   const feeHere = p.feeSide === 'from' ? p.fee : 0n;
   const lines: EntryLine[] = [
     {
-      account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'prepaid' },
+      account: merchantAccount(p.merchantId, 'prepaid'),
       side: 'debit',
       amount: p.fromAmount,
     },
@@ -69,7 +69,7 @@ export function conversionBuyLines(p: Omit<ExecutionMoney, 'memberId'>): EntryLi
   const feeHere = p.feeSide === 'to' ? p.fee : 0n;
   const lines: EntryLine[] = [
     { account: platformAccount('prepaid_funding', p.merchantId), side: 'debit', amount: p.toAmount + feeHere },
-    { account: { owner: 'merchant', merchantId: p.merchantId, bucket: 'prepaid' }, side: 'credit', amount: p.toAmount },
+    { account: merchantAccount(p.merchantId, 'prepaid'), side: 'credit', amount: p.toAmount },
   ];
   if (feeHere > 0n)
     lines.push({ account: platformAccount('fee_income', p.merchantId), side: 'credit', amount: feeHere });

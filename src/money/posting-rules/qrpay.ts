@@ -4,14 +4,14 @@
  * payment is credited to the platform's settlement clearing account (what the platform owes the
  * acquirer / has paid out through it), not to the merchant's custody.
  */
-import { platformAccount } from '../accounts.js';
+import { memberAccount, platformAccount } from '../accounts.js';
 import type { EntryLine } from '../posting.js';
 
 /** Order created: the debit is frozen (available → frozen). */
 export function qrpayFreezeLines(p: { memberId: string; amount: bigint }): EntryLine[] {
   return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'debit', amount: p.amount },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'credit', amount: p.amount },
+    { account: memberAccount(p.memberId, 'available'), side: 'debit', amount: p.amount },
+    { account: memberAccount(p.memberId, 'frozen'), side: 'credit', amount: p.amount },
   ];
 }
 
@@ -19,7 +19,7 @@ export function qrpayFreezeLines(p: { memberId: string; amount: bigint }): Entry
  * */
 export function qrpayCompleteLines(p: { memberId: string; merchantId: string; amount: bigint }): EntryLine[] {
   return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: p.amount },
+    { account: memberAccount(p.memberId, 'frozen'), side: 'debit', amount: p.amount },
     { account: platformAccount('settlement_clearing', p.merchantId), side: 'credit', amount: p.amount },
   ];
 }
@@ -27,8 +27,8 @@ export function qrpayCompleteLines(p: { memberId: string; merchantId: string; am
 /** The payment failed: the freeze is released in full (frozen → available). */
 export function qrpayFailLines(p: { memberId: string; amount: bigint }): EntryLine[] {
   return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: p.amount },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
+    { account: memberAccount(p.memberId, 'frozen'), side: 'debit', amount: p.amount },
+    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: p.amount },
   ];
 }
 
@@ -36,6 +36,6 @@ export function qrpayFailLines(p: { memberId: string; amount: bigint }): EntryLi
 export function qrpayRefundLines(p: { memberId: string; merchantId: string; amount: bigint }): EntryLine[] {
   return [
     { account: platformAccount('settlement_clearing', p.merchantId), side: 'debit', amount: p.amount },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
+    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: p.amount },
   ];
 }

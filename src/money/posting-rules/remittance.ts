@@ -3,7 +3,7 @@
  * kinds are src/modules/remittance/orders/rules.ts). One asset per entry: the source asset; with
  * the order id each kind posts once.
  */
-import { platformAccount } from '../accounts.js';
+import { memberAccount, platformAccount } from '../accounts.js';
 import type { EntryLine } from '../posting.js';
 import { memberFeeToMerchant } from '../rules.js';
 
@@ -18,8 +18,8 @@ export interface RemitMoney {
 export function remitFreezeLines(p: RemitMoney): EntryLine[] {
   const total = p.amount + p.fee;
   return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'debit', amount: total },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'credit', amount: total },
+    { account: memberAccount(p.memberId, 'available'), side: 'debit', amount: total },
+    { account: memberAccount(p.memberId, 'frozen'), side: 'credit', amount: total },
   ];
 }
 
@@ -32,7 +32,7 @@ export function remitFreezeLines(p: RemitMoney): EntryLine[] {
  */
 export function remitCompleteLines(p: RemitMoney): EntryLine[] {
   return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: p.amount + p.fee },
+    { account: memberAccount(p.memberId, 'frozen'), side: 'debit', amount: p.amount + p.fee },
     { account: platformAccount('settlement_clearing', p.merchantId), side: 'credit', amount: p.amount + p.fee },
     ...memberFeeToMerchant(p.merchantId, p.fee),
   ];
@@ -42,8 +42,8 @@ export function remitCompleteLines(p: RemitMoney): EntryLine[] {
 export function remitFailLines(p: RemitMoney): EntryLine[] {
   const total = p.amount + p.fee;
   return [
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'frozen' }, side: 'debit', amount: total },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: total },
+    { account: memberAccount(p.memberId, 'frozen'), side: 'debit', amount: total },
+    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: total },
   ];
 }
 
@@ -51,6 +51,6 @@ export function remitFailLines(p: RemitMoney): EntryLine[] {
 export function remitReturnLines(p: RemitMoney): EntryLine[] {
   return [
     { account: platformAccount('settlement_clearing', p.merchantId), side: 'debit', amount: p.amount },
-    { account: { owner: 'member', memberId: p.memberId, bucket: 'available' }, side: 'credit', amount: p.amount },
+    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: p.amount },
   ];
 }
