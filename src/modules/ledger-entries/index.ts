@@ -4,4 +4,4 @@
  * this file and nothing else of `ledger-entries/` (`npm run lint:deps`).
  */
 export { ledgerEntryRoutes } from './routes.js';
-export { entryPage, lineView, publicEntryId } from './queries.js';
+export { entryPage, lineView, linesOf, publicEntryId, type EntryRow } from './queries.js';

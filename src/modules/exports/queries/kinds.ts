@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database, Environment } from '../../../db/schema.js';
 import { formatAmount, minorFromDb } from '../../../money/index.js';
 import { memberBalances } from '../../balances/index.js';
-import { lineView, publicEntryId } from '../../ledger-entries/index.js';
+import { lineView, linesOf, publicEntryId, type EntryRow } from '../../ledger-entries/index.js';
 
 /**
  * What each export kind writes (extensions 13, docs/exports.md): its columns, in order, and how
@@ -267,37 +267,17 @@ const kinds: Record<ExportKind, KindSpec> = {
       'credit',
     ],
     async batch(db, w, after, limit) {
-      const { rows } = await sql<{
-        seq: string;
-        id: string;
-        created_at: Date;
-        kind: string;
-        reference_type: string;
-        reference_id: string;
-        asset: string;
-      }>`
+      const { rows } = await sql<EntryRow & { seq: string }>`
         SELECT e.seq::text AS seq, e.id, e.created_at, e.kind, e.reference_type, e.reference_id, e.asset FROM
           journal_entries e
         WHERE e.merchant_id = ${w.merchantId} AND e.environment = ${w.environment} AND e.created_at >= ${w.createdGte}
           AND e.created_at < ${w.createdLt}
           ${after === undefined ? sql`` : sql`AND e.seq > ${after}::bigint`}
         ORDER BY e.seq LIMIT ${limit}`.execute(db);
-      const { rows: lines } =
-        rows.length === 0
-          ? { rows: [] }
-          : await sql<{
-              entry_id: string;
-              owner_type: string;
-              owner_id: string;
-              bucket: string;
-              amount: string;
-              scale: number;
-            }>`
-        SELECT p.entry_id, a.owner_type, a.owner_id, a.bucket, p.amount::text AS amount, s.scale
-        FROM postings p JOIN ledger_accounts a ON a.id = p.account_id JOIN assets s ON s.code = p.asset
-        WHERE p.entry_id = ANY(${rows.map((r) => r.id)}::text[]) ORDER BY p.id`.execute(db);
-      const byEntry = new Map<string, typeof lines>();
-      for (const l of lines) byEntry.set(l.entry_id, [...(byEntry.get(l.entry_id) ?? []), l]);
+      const byEntry = await linesOf(
+        db,
+        rows.map((r) => r.id),
+      );
       const records = rows.flatMap((e) =>
         (byEntry.get(e.id) ?? []).map((l) => {
           const v = lineView(w.merchantId, e.asset, l);
