@@ -2,7 +2,7 @@ import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database, Db } from '../db/schema.js';
 import { scopeNowSql } from '../platform/queries/clock.js';
 import { openOrderStatuses } from './lifecycle.js';
-import type { LifecycleOrdersTable } from './tables.js';
+import type { DispatchedOrdersTable, LifecycleOrdersTable } from './tables.js';
 
 /**
  * The statements of an order handed to a provider (store.ts has the rules around them), on the
@@ -139,4 +139,32 @@ export async function claimDueOrders<Row>(
     .returningAll()
     .execute();
   return rows as unknown as Row[];
+}
+
+/**
+ * The dispatch claim: `pending` → `processing` once (status_version bumped), the provider call
+ * recorded as starting now, and the order due to reconciliation `reconcileAfterSeconds` later
+ * should this process stop during the call. The claimed row, or undefined when not pending.
+ */
+export async function updateDispatch(
+  trx: Transaction<Database>,
+  table: string,
+  id: string,
+  reconcileAfterSeconds: number,
+): Promise<unknown> {
+  const db = trx as unknown as Kysely<Record<string, DispatchedOrdersTable>>;
+  return db
+    .updateTable(table)
+    .set((eb) => ({
+      status: 'processing',
+      status_version: eb('status_version', '+', 1),
+      upstream_outcome: 'pending',
+      dispatch_started_at: sql<Date>`now()` as unknown as Date,
+      next_check_at: sql<Date>`now() + make_interval(secs => ${reconcileAfterSeconds})` as unknown as Date,
+      updated_at: orderNowSql({ table }),
+    }))
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .returningAll()
+    .executeTakeFirst();
 }

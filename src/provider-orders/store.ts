@@ -24,12 +24,13 @@ import {
   selectOrder,
   updateMove,
   updateSuspended,
+  updateDispatch,
   updateWait,
   type Fields,
   type Move,
 } from './queries.js';
 
-export type { LifecycleOrdersTable } from './tables.js';
+export type { DispatchedOrdersTable, LifecycleOrdersTable } from './tables.js';
 export { claimDueOrders, orderNowSql, type Move } from './queries.js';
 
 /** The minimum of an order row the lifecycle needs. */
@@ -84,6 +85,22 @@ export async function claimMove<Row>(
 ): Promise<Row | undefined> {
   const claimed = await updateMove(trx, store.table, id, move);
   return claimed as Row | undefined;
+}
+
+/**
+ * Claims the dispatch of a `pending` order once (`pending` → `processing`), in the caller's
+ * transaction, and records that the provider call starts now; should this process stop during
+ * the call (its deadline and a re-query delay), reconciliation takes the order over. The claimed
+ * row, or undefined when it was not pending.
+ */
+export async function claimDispatch<Row>(
+  ctx: { config: Pick<Config, 'upstreamCallTimeoutMs' | 'upstreamReconcileDelayMs'> },
+  trx: Transaction<Database>,
+  store: OrderStore,
+  id: string,
+): Promise<Row | undefined> {
+  const reconcileAfterSeconds = (ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000;
+  return (await updateDispatch(trx, store.table, id, reconcileAfterSeconds)) as Row | undefined;
 }
 
 /**

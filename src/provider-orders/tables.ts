@@ -15,3 +15,9 @@ export interface LifecycleOrdersTable {
   last_checked_at: NullableTimestamp;
   updated_at: Timestamp;
 }
+
+/** An order created `pending` and handed to the provider later by a job (card top-ups, remittance payouts). */
+export interface DispatchedOrdersTable extends LifecycleOrdersTable {
+  /** When the provider call started (real time); null before the dispatch. */
+  dispatch_started_at: NullableTimestamp;
+}

@@ -18,6 +18,7 @@ import {
   applyDecisionToOrder,
   callAgeMs,
   callInFlight as providerCallInFlight,
+  claimDispatch,
   claimMove,
   decideOnCallAnswer,
   decideOnQueryAnswer,
@@ -34,7 +35,7 @@ import { moneyOf, topUpDispatchProblem, topUpReferenceType, type TopUpStopReason
 import type { CardTopupRow, TopUpStatus } from './tables.js';
 
 import { replacementInFlight } from '../replacements/queries.js';
-import { cardIdOfTopUp, claimTopUpDispatch, pendingTopUpIds, topUpById, topUpCardAndStatus } from './queries.js';
+import { cardIdOfTopUp, pendingTopUpIds, topUpById, topUpCardAndStatus } from './queries.js';
 import { scopeOf } from '../shared/queries.js';
 import { emitCardEvent } from '../shared/events.js';
 import { cardUpstreamRefOf, lockCardState } from '../cards/queries.js';
@@ -177,15 +178,6 @@ export function applyTopUpDecision(
   );
 }
 
-/** Moves `pending` → `processing` once and records that the issuer call starts now. */
-async function claimDispatch(
-  ctx: ServiceContext,
-  trx: Transaction<Database>,
-  id: string,
-): Promise<CardTopupRow | undefined> {
-  return claimTopUpDispatch(trx, id, (ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000);
-}
-
 /**
  * The dispatch claim, one transaction with the card row locked first (as every stopping action
  * and `creditIn` lock it): a card that stopped meanwhile (`topUpDispatchProblem`) gets no load,
@@ -205,7 +197,7 @@ async function claimOrStop(ctx: ServiceContext, id: string): Promise<CardTopupRo
       await failIn(trx, id, problem, {}, ['pending']);
       return undefined;
     }
-    return claimDispatch(ctx, trx, id);
+    return claimDispatch<CardTopupRow>(ctx, trx, cardTopUps, id);
   });
 }
 

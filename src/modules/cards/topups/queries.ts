@@ -1,8 +1,7 @@
 /** Reads and writes of card top-ups (the order, its reads, the dispatch claim). */
-import { sql, type Insertable, type Transaction } from 'kysely';
+import type { Insertable, Transaction } from 'kysely';
 import { ownedBy } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
-import { orderNowSql } from '../../../provider-orders/index.js';
 import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
 import type { CardTopupRow, CardTopupsTable } from './tables.js';
 
@@ -54,27 +53,4 @@ export function pendingTopUpIds(trx: Trx, cardId: string, limit: number) {
     .orderBy('seq')
     .limit(limit)
     .execute();
-}
-
-/**
- * Moves `pending` → `processing` once and records that the issuer call starts now; should this
- * process stop during the call (`callSeconds`), reconciliation takes the top-up over.
- */
-export function claimTopUpDispatch(trx: Trx, id: string, callSeconds: number): Promise<CardTopupRow | undefined> {
-  return trx
-    .updateTable('card_topups')
-    .set((eb) => ({
-      status: 'processing',
-      status_version: eb('status_version', '+', 1),
-      upstream_outcome: 'pending',
-      dispatch_started_at: sql<Date>`now()` as unknown as Date,
-      // Should this process stop during the call, reconciliation takes the top-up over.
-      next_check_at: sql<Date>`now() + make_interval(secs =>
-          ${callSeconds})` as unknown as Date,
-      updated_at: orderNowSql({ table: 'card_topups' }),
-    }))
-    .where('id', '=', id)
-    .where('status', '=', 'pending')
-    .returningAll()
-    .executeTakeFirst();
 }

@@ -10,8 +10,9 @@ import type { ServiceContext } from '../../../service-context.js';
 import { minorFromDb } from '../../../money/index.js';
 import { RetryLater } from '../../../jobs/types.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
-import { applyDecision, emitOrderEvent, failIn } from './apply.js';
-import { claimDispatch as claimDispatchRow, findOrder } from './queries.js';
+import { claimDispatch as claimDispatchIn } from '../../../provider-orders/index.js';
+import { applyDecision, emitOrderEvent, failIn, remitOrders } from './apply.js';
+import { findOrder } from './queries.js';
 import { entityById, payeeLinkBySeq, recordProviderPayeeRef } from '../payees/queries.js';
 import { decideOnCall } from './state.js';
 import type { PayeeEntityRow } from '../payees/tables.js';
@@ -51,9 +52,7 @@ async function payeeRefOf(
 /** Moves `pending` → `processing` once (the claim) and records that the payout call starts now. */
 async function claimDispatch(ctx: ServiceContext, id: string): Promise<RemitOrderRow | undefined> {
   return ctx.db.transaction().execute(async (trx) => {
-    // Should this process stop during the call, reconciliation takes the order over.
-    const reconcileAfterSeconds = (ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000;
-    const claimed = await claimDispatchRow(trx, id, reconcileAfterSeconds);
+    const claimed = await claimDispatchIn<RemitOrderRow>(ctx, trx, remitOrders, id);
     if (claimed) await emitOrderEvent(trx, claimed);
     return claimed;
   });

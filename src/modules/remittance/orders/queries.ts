@@ -82,33 +82,6 @@ const orderNow = () => orderNowSql({ table: 'remit_orders' });
 // ---------------------------------------------------------------------------------------------
 // Dispatch (dispatch.ts) and completion (apply.ts)
 
-/**
- * Moves `pending` → `processing` once (the claim) and records that the payout call starts now;
- * should this process stop during the call, reconciliation takes the order over
- * `reconcileAfterSeconds` later.
- */
-export function claimDispatch(
-  trx: Transaction<Database>,
-  id: string,
-  reconcileAfterSeconds: number,
-): Promise<RemitOrderRow | undefined> {
-  return trx
-    .updateTable('remit_orders')
-    .set((eb) => ({
-      status: 'processing',
-      status_version: eb('status_version', '+', 1),
-      upstream_outcome: 'pending',
-      dispatch_started_at: sql<Date>`now()` as unknown as Date,
-      next_check_at: sql<Date>`now() + make_interval(secs =>
-            ${reconcileAfterSeconds})` as unknown as Date,
-      updated_at: orderNow(),
-    }))
-    .where('id', '=', id)
-    .where('status', '=', 'pending')
-    .returningAll()
-    .executeTakeFirst();
-}
-
 /** A completed payout's first return check: the first offset after the completion, on the merchant's clock. */
 export const firstReturnCheckSql = (offsetSeconds: number) =>
   sql<Date>`${orderNow()} + ${offsetSeconds} * interval '1 second'`;
