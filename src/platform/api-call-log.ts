@@ -2,8 +2,6 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { insertApiCalls, type ApiCallRecord } from './queries/api-call-log.js';
 
-export type { ApiCallRecord } from './queries/api-call-log.js';
-
 const flushIntervalMs = 200;
 const batchSizeMax = 500;
 const bufferSizeMax = 10_000;

@@ -28,10 +28,6 @@ import {
  */
 
 export const idempotencyWindowHours = 24;
-export { SameKeyRefusal, afterRefusal, type SameKeyWork } from './same-key-refusal.js';
-export { canonicalJson, isKeyShape, maskSecretFields, requestHash } from './request-hash.js';
-
-export type { StoredResult } from './queries/idempotency.js';
 
 const findFresh = (db: Db, merchantId: string, environment: string, key: string) =>
   findFreshKey(db, merchantId, environment, key, idempotencyWindowHours);

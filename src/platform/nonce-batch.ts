@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
 import { TurnBatcher } from '../db/turn-batch.js';
-import { idempotencyWindowHours, type StoredResult } from './idempotency.js';
+import { idempotencyWindowHours } from './idempotency.js';
+import type { StoredResult } from './queries/idempotency.js';
 import { nonceExpiryMs, type NonceUse } from './nonces.js';
 import { insertNonces } from './queries/nonces.js';
 

@@ -14,14 +14,8 @@ import {
 } from './auth.js';
 import { environmentFromHost } from './environment.js';
 import { ApiError } from './errors.js';
-import {
-  beginIdempotency,
-  isKeyShape,
-  matchStored,
-  requestHash,
-  sendReplay,
-  storeAfterResponse,
-} from './idempotency.js';
+import { beginIdempotency, matchStored, sendReplay, storeAfterResponse } from './idempotency.js';
+import { isKeyShape, requestHash } from './request-hash.js';
 import { openCursor, sealCursor } from './cursor-seal.js';
 import { configuredKey } from './keys.js';
 import type { NonceUse } from './nonces.js';

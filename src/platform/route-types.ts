@@ -3,7 +3,7 @@ import type { Transaction } from 'kysely';
 import type { Static, TSchema } from 'typebox';
 import type { Database, Environment } from '../db/schema.js';
 import type { ErrorCode } from './errors.js';
-import type { StoredResult } from './idempotency.js';
+import type { StoredResult } from './queries/idempotency.js';
 import type { IdempotencyContext, MemberContext } from './request-context.js';
 import type { RouteAccess } from './route-access.js';
 

@@ -8,7 +8,6 @@ import { nonceExpiryMs } from './nonces.js';
 import { conflictStateOf } from './conflict-retry.js';
 import {
   ReplaySignal,
-  SameKeyRefusal,
   claimStatus,
   newClaim,
   errorBodyFor,
@@ -16,10 +15,10 @@ import {
   isStorableStatus,
   matchStored,
   reservation,
-  type StoredResult,
   type WriteResult,
 } from './idempotency.js';
-import { rollbackEffect, savepointEffect } from './queries/idempotency.js';
+import { SameKeyRefusal } from './same-key-refusal.js';
+import { rollbackEffect, savepointEffect, type StoredResult } from './queries/idempotency.js';
 import { claimKeys, storeResults, type ResultRow } from './queries/write-batch.js';
 import { writeSteps } from './write-steps.js';
 

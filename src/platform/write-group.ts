@@ -3,7 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../db/schema.js';
 import { GroupCommitter, type BatchOptions } from './group-commit.js';
 import { withConflictRetry } from './conflict-retry.js';
-import { ReplaySignal, afterRefusal, executeWrite, holdClaim, sendReplay, type WriteResult } from './idempotency.js';
+import { ReplaySignal, executeWrite, holdClaim, sendReplay, type WriteResult } from './idempotency.js';
+import { afterRefusal } from './same-key-refusal.js';
 import { runWriteBatch, type GroupedWrite, type WriteGroup, type WriteOutcome } from './write-batch.js';
 
 /*
