@@ -5,6 +5,7 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { expectCode } from './support/expect.js';
 import { admin, createKey, clientFor, newMerchantClient, useTestService } from './support/service.js';
+import { eventsAbout } from './support/fixtures.js';
 
 /**
  * Issue 41, point 4: balance monitors. `balance_monitor.triggered` once when a posting takes the
@@ -22,12 +23,7 @@ describe('balance monitors', () => {
   useTestService({}, (s) => ({ service, client, merchantId } = s));
 
   const eventsOf = (id: string) =>
-    service.ctx.db
-      .selectFrom('events')
-      .select(['type', 'status', 'status_version', 'merchant_id', 'object'])
-      .where('object_id', '=', id)
-      .orderBy('seq')
-      .execute();
+    eventsAbout(service, id, ['type', 'status', 'status_version', 'merchant_id', 'object']);
   const deposit = (c: MerchantWalletClient, member: string, amount: string) =>
     c.deposits.create({ member_id: member, asset: 'USDT', amount, tx_hash: `0x${randomUUID().replaceAll('-', '')}` });
 

@@ -10,16 +10,14 @@ import { randomUUID } from 'node:crypto';
 import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/money/index.js';
-import { admin, newMerchantClient, useTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService, instantUpstreams } from './support/service.js';
 import { expectCode } from './support/expect.js';
+import { eventsAbout } from './support/fixtures.js';
 
 describe('card top-ups', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
-  useTestService(
-    { config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } },
-    (s) => ({ service, client } = s),
-  );
+  useTestService({ config: instantUpstreams }, (s) => ({ service, client } = s));
 
   const ledgerClean = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
   const inject = (behavior: string) =>
@@ -29,14 +27,7 @@ describe('card top-ups', () => {
   const balance = async (m: string, asset: string) =>
     (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === asset) as any;
   const eventsOf = async (id: string) =>
-    (
-      await service.ctx.db
-        .selectFrom('events')
-        .select(['type', 'status_version'])
-        .where('object_id', '=', id)
-        .orderBy('seq')
-        .execute()
-    ).map((e) => `${e.type}@${e.status_version}`);
+    (await eventsAbout(service, id, ['type', 'status_version'])).map((e) => `${e.type}@${e.status_version}`);
 
   async function member(deposits: Record<string, string> = { USDT: '100' }) {
     const external = `ct-${randomUUID().slice(0, 8)}`;

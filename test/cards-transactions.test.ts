@@ -14,6 +14,7 @@ import type { RunningService } from '../src/server.js';
 import { accountBalance, verifyLedger } from '../src/money/index.js';
 import { admin, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
+import { eventsAbout } from './support/fixtures.js';
 
 describe('card transactions', () => {
   let service: RunningService;
@@ -23,14 +24,9 @@ describe('card transactions', () => {
   const ledgerClean = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
   const drain = () => service.workers.jobs.drain();
   const eventsOf = async (id: string) =>
-    (
-      await service.ctx.db
-        .selectFrom('events')
-        .select(['type', 'status', 'status_version'])
-        .where('object_id', '=', id)
-        .orderBy('seq')
-        .execute()
-    ).map((e) => `${e.type}:${e.status}@${e.status_version}`);
+    (await eventsAbout(service, id, ['type', 'status', 'status_version'])).map(
+      (e) => `${e.type}:${e.status}@${e.status_version}`,
+    );
 
   /** A member with an active virtual card holding 497.50 USD (500 USDT topped up at mid less 0.5 %). */
   async function fundedCard() {

@@ -9,7 +9,7 @@ import type { RunningService } from '../src/server.js';
 import { useBrowser } from './support/browser.js';
 import { payNow } from './support/emv.js';
 import { testHostedScreenKey } from './support/hosted.js';
-import { admin, useTestService } from './support/service.js';
+import { admin, useTestService, instantUpstreams } from './support/service.js';
 import { consolePassword, inviteConsoleUser, signedInConsole } from './support/console.js';
 import { sepaPayee, shipping } from './support/fixtures.js';
 
@@ -35,9 +35,7 @@ useTestService(
   {
     config: {
       hostedScreenKey: testHostedScreenKey,
-      simulatorConfirmDelayMs: 0,
-      upstreamReconcileDelayMs: 0,
-      upstreamNotFoundGraceMs: 0,
+      ...instantUpstreams,
     },
     merchant: { name: 'Kopi Corner Pte Ltd' },
   },

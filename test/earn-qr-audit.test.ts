@@ -11,8 +11,8 @@ import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/money/index.js';
-import { balanceOf, fundedMember } from './support/fixtures.js';
-import { newMerchantClient, useTestService, postgresOnly } from './support/service.js';
+import { balanceOf, fundedMember, eventsAbout } from './support/fixtures.js';
+import { newMerchantClient, useTestService, postgresOnly, instantUpstreams } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { payNow } from './support/emv.js';
 import { SimulatedQrPay } from '../src/upstreams/qrpay/simulator.js';
@@ -23,7 +23,7 @@ describe('earn and QR payments: conformance audit', () => {
   let service: RunningService;
   useTestService(
     {
-      config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 },
+      config: instantUpstreams,
       merchant: false,
     },
     (s) => ({ service } = s),
@@ -280,14 +280,9 @@ describe('earn and QR payments: conformance audit', () => {
       .map((r) => r.kind)
       .sort();
   const eventsOf = async (id: string) =>
-    (
-      await service.ctx.db
-        .selectFrom('events')
-        .select(['type', 'status_version', 'external_member_id', 'object'])
-        .where('object_id', '=', id)
-        .orderBy('seq')
-        .execute()
-    ).map((e) => `${e.type}@${e.status_version}:${e.object}:${e.external_member_id}`);
+    (await eventsAbout(service, id, ['type', 'status_version', 'external_member_id', 'object'])).map(
+      (e) => `${e.type}@${e.status_version}:${e.object}:${e.external_member_id}`,
+    );
 
   it(
     'qrpay: paying and decoding need a member (member_context_required); bad amount formats are ' +
@@ -412,7 +407,7 @@ describe('qrpay: a key is bound to the member it was used for', () => {
   let service: RunningService;
   useTestService(
     {
-      config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 },
+      config: instantUpstreams,
       merchant: false,
     },
     (s) => ({ service } = s),

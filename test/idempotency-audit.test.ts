@@ -21,6 +21,7 @@ import {
   type Credentials,
   postgresOnly,
   onPostgres,
+  instantUpstreams,
 } from './support/service.js';
 import { writeCases, type WriteCall } from './support/write-routes.js';
 
@@ -53,9 +54,7 @@ describe('idempotency and signing of every write', () => {
     {
       config: {
         rateLimitScale: 1_000,
-        simulatorConfirmDelayMs: 0,
-        upstreamReconcileDelayMs: 0,
-        upstreamNotFoundGraceMs: 0,
+        ...instantUpstreams,
       },
     },
     (s) => ({ service, client, merchantId, creds } = s),

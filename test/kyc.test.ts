@@ -12,6 +12,7 @@ import {
   testHostedScreenKey,
   type FileInput,
 } from './support/hosted.js';
+import { eventsAbout } from './support/fixtures.js';
 
 /**
  * KYC profiles and the hosted-screen framework through HTTP (docs/kyc.md, docs/hosted-screens.md):
@@ -67,12 +68,7 @@ async function fillIn(
 }
 
 async function eventsOf(objectId: string) {
-  return service.ctx.db
-    .selectFrom('events')
-    .select(['type', 'status', 'status_version', 'object', 'external_member_id'])
-    .where('object_id', '=', objectId)
-    .orderBy('seq')
-    .execute();
+  return eventsAbout(service, objectId, ['type', 'status', 'status_version', 'object', 'external_member_id']);
 }
 
 function assertHostedHeaders(headers: Record<string, unknown>, frameAncestors = "'none'") {

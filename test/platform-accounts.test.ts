@@ -13,14 +13,14 @@ import { sql } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { platformTotal, verifyLedger } from '../src/money/index.js';
-import { admin, newMerchantClient, useTestService, postgresOnly } from './support/service.js';
+import { admin, newMerchantClient, useTestService, postgresOnly, instantUpstreams } from './support/service.js';
 import { payNow } from './support/emv.js';
 
 describe('platform accounts per merchant', () => {
   let service: RunningService;
   useTestService(
     {
-      config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 },
+      config: instantUpstreams,
       merchant: false,
     },
     (s) => ({ service } = s),

@@ -9,7 +9,7 @@ import { loggerOptions } from '../src/platform/request-log.js';
 import { reconcileDueOrders, reconcileJobName } from '../src/modules/qrpay/reconcile.js';
 import { qrpayOrders } from '../src/modules/qrpay/apply.js';
 import { reconcilePass } from '../src/provider-orders/store.js';
-import { newMerchantClient, useTestService } from './support/service.js';
+import { newMerchantClient, useTestService, instantUpstreams } from './support/service.js';
 import { rawRequest } from './support/raw-http.js';
 import { payNow } from './support/emv.js';
 
@@ -33,7 +33,7 @@ describe('QR payment reconciliation failures', () => {
   useTestService(
     {
       log,
-      config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 },
+      config: instantUpstreams,
       merchant: false,
     },
     (s) => ({ service } = s),

@@ -5,7 +5,7 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/money/index.js';
 import { SimulatedQrPay } from '../src/upstreams/qrpay/simulator.js';
-import { admin, newMerchantClient, useTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService, instantUpstreams } from './support/service.js';
 import { emv, payNow } from './support/emv.js';
 import { expectCode } from './support/expect.js';
 import type {
@@ -15,7 +15,7 @@ import type {
 } from '@merchant-wallet/sdk';
 import type { Static } from 'typebox';
 import type { DecodedQr, QrPayment, QrScheme } from '../src/modules/qrpay/routes.js';
-import { balanceOf, fundedMember } from './support/fixtures.js';
+import { balanceOf, fundedMember, eventsAbout } from './support/fixtures.js';
 
 /*
  * The SDK declares its QR pay types itself (a client package does not import the server); the type
@@ -61,7 +61,7 @@ describe('QR payments', () => {
   let service: RunningService;
   useTestService(
     {
-      config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 },
+      config: instantUpstreams,
       merchant: false,
     },
     (s) => ({ service } = s),
@@ -89,14 +89,9 @@ describe('QR payments', () => {
     return rows.map((r) => r.kind).sort();
   };
   const eventsOf = async (orderId: string) =>
-    (
-      await service.ctx.db
-        .selectFrom('events')
-        .select(['type', 'status', 'status_version', 'object'])
-        .where('object_id', '=', orderId)
-        .orderBy('seq')
-        .execute()
-    ).map((e) => `${e.type}@${e.status_version}`);
+    (await eventsAbout(service, orderId, ['type', 'status', 'status_version', 'object'])).map(
+      (e) => `${e.type}@${e.status_version}`,
+    );
   const reconcile = async () => {
     await service.workers.jobs.drain();
     await service.workers.tick();

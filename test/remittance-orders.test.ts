@@ -8,20 +8,17 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { admin, newMerchantClient, useTestService, expectLedgerClean } from './support/service.js';
+import { admin, newMerchantClient, useTestService, expectLedgerClean, instantUpstreams } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { returnWatchTicker } from '../src/modules/remittance/orders/return-watch.js';
 import { payeeIdsOf } from '../src/modules/remittance/payees/queries.js';
-import { freshIban, payeeAddress, sepa, sepaPayee } from './support/fixtures.js';
+import { freshIban, payeeAddress, sepa, sepaPayee, eventsAbout } from './support/fixtures.js';
 
 describe('remittance orders', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
   let merchantId: string;
-  useTestService(
-    { config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } },
-    (s) => ({ service, client, merchantId } = s),
-  );
+  useTestService({ config: instantUpstreams }, (s) => ({ service, client, merchantId } = s));
 
   const inject = (behavior: string) =>
     client.request({
@@ -36,14 +33,7 @@ describe('remittance orders', () => {
   const balance = async (m: string, asset: string) =>
     (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === asset) as any;
   const eventsOf = async (id: string) =>
-    (
-      await service.ctx.db
-        .selectFrom('events')
-        .select(['type', 'status_version'])
-        .where('object_id', '=', id)
-        .orderBy('seq')
-        .execute()
-    ).map((e) => `${e.type}@${e.status_version}`);
+    (await eventsAbout(service, id, ['type', 'status_version'])).map((e) => `${e.type}@${e.status_version}`);
 
   /** A member at KYC level 1 with 1000 USDT and 500 EUR, and a SEPA payee. */
   async function setup(options: { kyc?: number; holder?: [string, string] } = {}) {

@@ -15,7 +15,7 @@ import { openCursor } from '../src/platform/cursor-seal.js';
 import { configuredKey } from '../src/platform/keys.js';
 import * as migration041 from '../src/db/migrations/041_payee_public_ids.js';
 import { migratedImage } from './support/database.js';
-import { admin, testDatabaseUrl, useTestService } from './support/service.js';
+import { admin, testDatabaseUrl, useTestService, instantUpstreams } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { payeeIds } from '../src/modules/remittance/payees/payee-ids.js';
 import { sepaPayee } from './support/fixtures.js';
@@ -50,10 +50,7 @@ describe('payee ids', () => {
         .execute()
     ).map((r) => BigInt(r.seq));
 
-  useTestService(
-    { config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } },
-    (s) => ({ service, client } = s),
-  );
+  useTestService({ config: instantUpstreams }, (s) => ({ service, client } = s));
   before(async () => {
     // A database migrated while links existed: the cutoff recorded above the next sequence, one
     // link made below it (as before the migration), and the sequence moved past the cutoff. The

@@ -18,7 +18,15 @@ import { advanceClock, advanceRunMaxMs, advanceStepsMax, type AdvanceBounds } fr
 import type { TimedProcess } from '../src/jobs/types.js';
 import type { IdempotencyContext } from '../src/platform/request-context.js';
 import { Pacer, pacedDb } from '../src/db/pacing.js';
-import { admin, clientFor, createKey, createMerchant, newMerchantClient, useTestService } from './support/service.js';
+import {
+  admin,
+  clientFor,
+  createKey,
+  createMerchant,
+  newMerchantClient,
+  useTestService,
+  instantUpstreams,
+} from './support/service.js';
 import { startReceiver } from './support/webhook-receiver.js';
 
 /**
@@ -133,9 +141,7 @@ describe('sandbox clock: an advance shares the process', () => {
   useTestService(
     {
       config: {
-        simulatorConfirmDelayMs: 0,
-        upstreamReconcileDelayMs: 0,
-        upstreamNotFoundGraceMs: 0,
+        ...instantUpstreams,
         rateLimitScale: 1000,
       },
       merchant: false,

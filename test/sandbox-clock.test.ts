@@ -5,7 +5,14 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { clientFor, createKey, createMerchant, newMerchantClient, useTestService } from './support/service.js';
+import {
+  clientFor,
+  createKey,
+  createMerchant,
+  newMerchantClient,
+  useTestService,
+  instantUpstreams,
+} from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { payNow } from './support/emv.js';
 import { advanceClock, advanceWaitMaxMs } from '../src/modules/sandbox/clock.js';
@@ -39,7 +46,7 @@ describe('sandbox clock', () => {
   // The default webhook schedule (5 s, 5 min, 30 min, ...): the clock replaces the waiting.
   useTestService(
     {
-      config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 },
+      config: instantUpstreams,
       merchant: false,
     },
     (s) => ({ service } = s),

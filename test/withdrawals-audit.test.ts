@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { balanceOf, custodyOf, fundedMember } from './support/fixtures.js';
+import { balanceOf, custodyOf, fundedMember, eventsAbout } from './support/fixtures.js';
 import { expectCode } from './support/expect.js';
 import { admin, clientFor, createKey, newMerchantClient, useTestService } from './support/service.js';
 
@@ -25,12 +25,7 @@ describe('withdrawals: conformance audit', () => {
       { onBehalfOf: member },
     ) as Promise<any>;
   const eventsOf = (id: string) =>
-    service.ctx.db
-      .selectFrom('events')
-      .select(['type', 'object', 'external_member_id', 'status', 'status_version'])
-      .where('object_id', '=', id)
-      .orderBy('seq')
-      .execute();
+    eventsAbout(service, id, ['type', 'object', 'external_member_id', 'status', 'status_version']);
   const entriesOf = async (id: string) =>
     (await service.ctx.db.selectFrom('journal_entries').select('kind').where('reference_id', '=', id).execute())
       .map((e) => e.kind)

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../../src/server.js';
+import type { Database } from '../../src/db/schema.js';
 import { admin } from './service.js';
 
 /**
@@ -75,6 +76,13 @@ export const postMember = (client: MerchantWalletClient, external: string, key: 
     body: { external_member_id: external },
     idempotencyKey: key,
   });
+
+/** The events recorded about an object (`object_id`), in the order they were written: the `columns` named. */
+export const eventsAbout = <C extends keyof Database['events'] & string>(
+  service: RunningService,
+  objectId: string,
+  columns: C[],
+) => service.ctx.db.selectFrom('events').select(columns).where('object_id', '=', objectId).orderBy('seq').execute();
 
 /** The member's balance line of `asset`. */
 export const balanceOf = async (client: MerchantWalletClient, member: string, asset = 'USDT') =>
