@@ -26,11 +26,7 @@ describe('card closing and expiry', () => {
   before(async () => {
     ({ client, merchantId } = await newMerchantClient(service));
   });
-  const h = lifecycleHelpers(
-    () => service,
-    () => client,
-    () => merchantId,
-  );
+  const h = lifecycleHelpers(() => ({ service, client, merchantId }));
 
   it(
     'closes an active card: closed once the issuer confirms, the balance back to available then; held amounts ' +
@@ -197,11 +193,7 @@ describe('card closing and expiry', () => {
     async () => {
       // A merchant of its own: its clock moves years.
       const own = await newMerchantClient(service);
-      const h2 = lifecycleHelpers(
-        () => service,
-        () => own.client,
-        () => own.merchantId,
-      );
+      const h2 = lifecycleHelpers(() => ({ service, ...own }));
       const m = await h2.member();
       const card = await h2.card(m, 'virtual');
       const closedCard = await h2.card(m, 'virtual');
@@ -245,11 +237,7 @@ describe('card lifecycle background work (production paths)', () => {
   before(async () => {
     ({ client, merchantId } = await newMerchantClient(service));
   });
-  const h = lifecycleHelpers(
-    () => service,
-    () => client,
-    () => merchantId,
-  );
+  const h = lifecycleHelpers(() => ({ service, client, merchantId }));
 
   it(
     'the job defers until the request is due, then carries it out; the ticker reconciles closing cards on each ' +

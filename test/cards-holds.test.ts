@@ -22,11 +22,7 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
   let client: MerchantWalletClient;
   let merchantId: string;
   useTestService({ config: { simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client, merchantId } = s));
-  const h = lifecycleHelpers(
-    () => service,
-    () => client,
-    () => merchantId,
-  );
+  const h = lifecycleHelpers(() => ({ service, client, merchantId }));
   const auth = (cardId: string, amount: string, mcc = '5411', currency?: string) =>
     client.cards.sandboxAuthorize(cardId, {
       amount,

@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { useTestService } from './support/service.js';
+import { useTestService, instantUpstreams } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { lifecycleHelpers } from './support/card-lifecycle.js';
 
@@ -19,15 +19,8 @@ describe('card money and card lifecycle together', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
   let merchantId: string;
-  useTestService(
-    { config: { simulatorConfirmDelayMs: 0, upstreamReconcileDelayMs: 0, upstreamNotFoundGraceMs: 0 } },
-    (s) => ({ service, client, merchantId } = s),
-  );
-  const h = lifecycleHelpers(
-    () => service,
-    () => client,
-    () => merchantId,
-  );
+  useTestService({ config: instantUpstreams }, (s) => ({ service, client, merchantId } = s));
+  const h = lifecycleHelpers(() => ({ service, client, merchantId }));
   const drain = () => service.workers.jobs.drain();
   const reconcile = () => service.workers.tick();
   const behave = (behavior: string) => client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior });

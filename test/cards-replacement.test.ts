@@ -22,11 +22,7 @@ describe('card replacement', () => {
   let client: MerchantWalletClient;
   let merchantId: string;
   useTestService({ config: { simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client, merchantId } = s));
-  const h = lifecycleHelpers(
-    () => service,
-    () => client,
-    () => merchantId,
-  );
+  const h = lifecycleHelpers(() => ({ service, client, merchantId }));
   const advance = (seconds = 61) => client.sandbox.advanceClock(seconds);
 
   it(
@@ -95,11 +91,7 @@ describe('card replacement', () => {
     async () => {
       // A merchant of its own: nothing else of it is due.
       const own = await newMerchantClient(service);
-      const h2 = lifecycleHelpers(
-        () => service,
-        () => own.client,
-        () => own.merchantId,
-      );
+      const h2 = lifecycleHelpers(() => ({ service, ...own }));
       const m = await h2.member();
       const card = await h2.card(m, 'virtual');
       const created = await own.client.cards.requestReplacement(
@@ -133,11 +125,7 @@ describe('card replacement', () => {
     const db = service.ctx.db;
     const overdue = async (by: number) => {
       const own = await newMerchantClient(service);
-      const hx = lifecycleHelpers(
-        () => service,
-        () => own.client,
-        () => own.merchantId,
-      );
+      const hx = lifecycleHelpers(() => ({ service, ...own }));
       const m = await hx.member();
       const card = await hx.card(m, 'virtual');
       const created = await own.client.cards.requestReplacement(

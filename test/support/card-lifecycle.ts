@@ -8,40 +8,23 @@ import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../../src/server.js';
 import { accountBalance, depositLines, postEntry, verifyLedger } from '../../src/money/index.js';
-import { admin } from './service.js';
-import { shipping } from './fixtures.js';
+import { approvedCard, kycMember } from './fixtures.js';
 
+/** The helpers for the service, client and merchant that `setup` answers when a helper runs (after `before`). */
 export function lifecycleHelpers(
-  service: () => RunningService,
-  client: () => MerchantWalletClient,
-  merchantId: () => string,
+  setup: () => { service: RunningService; client: MerchantWalletClient; merchantId: string },
 ) {
+  const service = () => setup().service;
+  const client = () => setup().client;
+  const merchantId = () => setup().merchantId;
   const db = () => service().ctx.db;
-  async function member(usdt = '100') {
-    const external = `l-${randomUUID().slice(0, 8)}`;
-    const m = await client().members.create({ external_member_id: external });
-    await admin(service(), 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'approved', level: 1 });
-    if (usdt !== '0')
-      await client().deposits.create({
-        member_id: external,
-        asset: 'USDT',
-        amount: usdt,
-        tx_hash: `t-${randomUUID()}`,
-      });
-    return { external, id: m.id };
-  }
+  /** A member at KYC level 1 holding `usdt` USDT ('0': nothing). */
+  const member = (usdt = '100') =>
+    kycMember(service(), client(), { prefix: 'l', deposits: usdt === '0' ? {} : { USDT: usdt } });
+  /** An active card of `formFactor` of the member's (its record). */
   async function card(m: { external: string }, formFactor: 'virtual' | 'physical') {
-    const product = (await client().cards.products()).find((p) => p.form_factor === formFactor)!;
-    const app = await client().cards.apply(
-      {
-        product_id: product.id,
-        source_asset: 'USDT',
-        ...(formFactor === 'physical' ? { shipping_address: shipping } : {}),
-      },
-      { onBehalfOf: m.external },
-    );
-    const done = await client().cards.sandboxAdvanceApplication(app.id, 'approved');
-    return client().cards.get(done.card_id!, { onBehalfOf: m.external });
+    const cardId = await approvedCard(client(), m.external, { formFactor });
+    return client().cards.get(cardId, { onBehalfOf: m.external });
   }
   /** Puts `cents` USD on the card: a USD deposit (custody and available) moved onto `card:<id>`, each one ledger entry.
    * */
