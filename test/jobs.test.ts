@@ -2,7 +2,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
 import { enqueue } from '../src/jobs/queries.js';
-import { JobRunner, RetryLater, backoffMs } from '../src/jobs/runner.js';
+import { JobRunner, backoffMs } from '../src/jobs/runner.js';
+import { RetryLater } from '../src/jobs/types.js';
 import { jobHandlers } from '../src/background.js';
 import { useTestService } from './support/service.js';
 

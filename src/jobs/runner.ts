@@ -5,8 +5,6 @@ import { CoalescedRun } from './coalesced-run.js';
 import { tracing } from '../platform/telemetry.js';
 import { RetryLater, type BatchQueue, type BatchWorker, type JobHandler } from './types.js';
 
-export { RetryLater, type JobHandler } from './types.js';
-
 /** Exponential backoff with full jitter: base·2^(attempt-1), capped. */
 export function backoffMs(attempt: number, baseMs = 1000, maxMs = 10 * 60_000, random = Math.random): number {
   const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
