@@ -3,7 +3,14 @@ import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
 import { html } from '../modules/hosted-screens/index.js';
-import { createExport, type ExportKind, exportKinds, listExports, openExportFile } from '../modules/exports/index.js';
+import {
+  createExport,
+  exportFileHeaders,
+  type ExportKind,
+  exportKinds,
+  listExports,
+  openExportFile,
+} from '../modules/exports/index.js';
 import { attempt, redirect, sendHtml, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
@@ -136,15 +143,7 @@ export function registerExportPages(app: AppInstance, ctx: ServiceContext): void
     withSession(ctx, async (req, reply, page) => {
       try {
         const file = await openExportFile(ctx.db, ctx.clock, scopeOf(page), (req.params as { id: string }).id);
-        return reply
-          .code(200)
-          .headers({
-            'content-type': file.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
-            'content-length': String(file.size),
-            'content-disposition': `attachment; filename="${file.filename}"`,
-            'cache-control': 'no-store',
-          })
-          .send(file.body);
+        return reply.code(200).headers(exportFileHeaders(file)).send(file.body);
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
         return exportsPage(ctx, req, reply, page, { problem: err.message }, 404);

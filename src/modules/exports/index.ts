@@ -5,4 +5,5 @@
  */
 export { exportRoutes } from './routes.js';
 export { exportJobHandlers, exportTickers } from './workers.js';
-export { createExport, exportKinds, listExports, openExportFile, type ExportKind } from './service.js';
+export { createExport, exportKinds, listExports, type ExportKind } from './service.js';
+export { exportFileHeaders, openExportFile } from './file.js';

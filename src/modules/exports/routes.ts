@@ -6,7 +6,8 @@ import { mount } from '../../platform/route-mount.js';
 import { ApiError } from '../../platform/errors.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
 import { exportKinds } from './queries/kinds.js';
-import { createExport, exportErrors, getExport, listExports, openExportFile } from './service.js';
+import { createExport, exportErrors, getExport, listExports } from './service.js';
+import { exportFileHeaders, openExportFile } from './file.js';
 
 const tags = ['Exports'];
 const Time = Type.String({ format: 'date-time' });
@@ -134,15 +135,7 @@ export async function exportRoutes(app: AppInstance, ctx: ServiceContext): Promi
         { merchantId: auth.merchantId, environment: auth.environment },
         (req.params as { id: string }).id,
       );
-      return reply
-        .code(200)
-        .headers({
-          'content-type': file.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
-          'content-length': String(file.size),
-          'content-disposition': `attachment; filename="${file.filename}"`,
-          'cache-control': 'no-store',
-        })
-        .send(file.body);
+      return reply.code(200).headers(exportFileHeaders(file)).send(file.body);
     },
   );
 }

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { Readable } from 'node:stream';
 import type { Kysely, Transaction } from 'kysely';
 import { stringify } from 'csv-stringify/sync';
 import type { Database, Db } from '../../db/schema.js';
@@ -19,7 +18,6 @@ import {
   findExport,
   insertChunk,
   insertExport,
-  readChunk,
   setExportCompletedAt,
   exportsOf,
 } from './queries/exports.js';
@@ -117,48 +115,6 @@ export async function getExport(db: Db, scope: MerchantScope, id: string): Promi
   const row = await findExport(db, scope, id);
   if (!row) throw new ApiError('not_found', 'No such export.');
   return exportView(row);
-}
-
-/**
- * The file of a completed export, as a stream that reads one chunk per pull. Not yet written,
- * failed or past its seven days: `not_found` with the reason.
- */
-export async function openExportFile(
-  db: Kysely<Database>,
-  clock: Clock,
-  scope: MerchantScope,
-  id: string,
-): Promise<{ format: 'csv' | 'jsonl'; size: number; body: Readable; filename: string }> {
-  const row = await findExport(db, scope, id);
-  if (!row) throw new ApiError('not_found', 'No such export.');
-  if (row.status === 'pending')
-    throw new ApiError(
-      'not_found',
-      'The export is not written yet: wait for status completed (or the export.completed event).',
-    );
-  if (row.status === 'failed') throw new ApiError('not_found', 'The export failed: it has no file. Request a new one.');
-  if (row.expires_at !== null && (await clock.now(db, scope)).getTime() >= new Date(row.expires_at).getTime()) {
-    throw new ApiError('not_found', "The export's file has expired (kept 7 days). Request a new one.");
-  }
-  let n = 0;
-  const body = new Readable({
-    highWaterMark: 1,
-    read() {
-      readChunk(db, row.id, n).then(
-        (chunk) => {
-          n += 1;
-          this.push(chunk ? Buffer.from(chunk.data) : null);
-        },
-        (err: unknown) => this.destroy(err as Error),
-      );
-    },
-  });
-  return {
-    format: row.format,
-    size: Number(row.size_bytes ?? 0),
-    body,
-    filename: `${row.id}.${row.format === 'csv' ? 'csv' : 'jsonl'}`,
-  };
 }
 
 /**
