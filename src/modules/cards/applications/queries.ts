@@ -1,4 +1,5 @@
-import { sql, type Insertable, type Updateable } from 'kysely';
+import type { Insertable, Updateable } from 'kysely';
+import { earliestDue } from '../../../db/earliest-due.js';
 import { ownedBy } from '../../../db/owned-by.js';
 import type { ClockScope } from '../../../platform/clock.js';
 import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
@@ -63,10 +64,7 @@ const openApplications = (db: Db, scope: ClockScope) =>
 
 /** Timed process `card.application_reconcile`: the earliest next check of the scope's open applications. */
 export async function nextApplicationCheck(db: Db, scope: ClockScope): Promise<Date | null> {
-  const row = await openApplications(db, scope)
-    .select(sql<Date | null>`min(next_check_at)`.as('due'))
-    .executeTakeFirst();
-  return row?.due ? new Date(row.due) : null;
+  return earliestDue(openApplications(db, scope), 'next_check_at');
 }
 
 /** The scope's open applications whose check is due, the longest waiting first. */
@@ -91,15 +89,15 @@ export async function postponeApplicationCheck(db: Db, id: string, now: Date, ne
 
 /** Timed process `card.supplement_expiry`: the earliest expiry of the scope's pending supplements. */
 export async function nextSupplementExpiry(db: Db, scope: ClockScope): Promise<Date | null> {
-  const row = await db
-    .selectFrom('card_applications')
-    .select(sql<Date | null>`min(supplement_expires_at)`.as('due'))
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
-    .where('status', '=', 'need_docs')
-    .where('supplement_status', '=', 'pending')
-    .executeTakeFirst();
-  return row?.due ? new Date(row.due) : null;
+  return earliestDue(
+    db
+      .selectFrom('card_applications')
+      .where('merchant_id', '=', scope.merchantId)
+      .where('environment', '=', scope.environment)
+      .where('status', '=', 'need_docs')
+      .where('supplement_status', '=', 'pending'),
+    'supplement_expires_at',
+  );
 }
 
 /** The scope's pending supplements expired at `now`, the earliest first. */

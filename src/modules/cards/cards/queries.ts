@@ -1,6 +1,7 @@
 import { withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { earliestDue } from '../../../db/earliest-due.js';
 import { ownedBy } from '../../../db/owned-by.js';
-import { sql, type Insertable, type Updateable } from 'kysely';
+import type { Insertable, Updateable } from 'kysely';
 import type { CardRow, CardsTable } from './tables.js';
 
 /** Reads of the card record (every card sub-area finds its card here). */
@@ -108,14 +109,14 @@ export async function liftActivationLocks(db: Db, scope: CardCaller, now: Date):
 
 /** Timed process `card.activation_unlock`: the earliest end of the scope's activation locks. */
 export async function nextActivationUnlock(db: Db, scope: CardCaller): Promise<Date | null> {
-  const row = await db
-    .selectFrom('cards')
-    .select(sql<Date | null>`min(locked_until)`.as('due'))
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
-    .where('locked_until', 'is not', null)
-    .executeTakeFirst();
-  return row?.due ? new Date(row.due) : null;
+  return earliestDue(
+    db
+      .selectFrom('cards')
+      .where('merchant_id', '=', scope.merchantId)
+      .where('environment', '=', scope.environment)
+      .where('locked_until', 'is not', null),
+    'locked_until',
+  );
 }
 
 /** A card's product (the card record shows its scheme). */

@@ -1,18 +1,19 @@
 /** Reads and writes of closing and expiry: the closing cards to reconcile, the cards past their expiry month. */
 import { sql } from 'kysely';
+import { earliestDue } from '../../../db/earliest-due.js';
 import type { ClockScope } from '../../../platform/clock.js';
 import type { Db } from '../shared/queries.js';
 
 /** Timed process `card.closing_reconcile`: the earliest next check of the scope's closing cards. */
 export async function nextClosingCheck(db: Db, scope: ClockScope): Promise<Date | null> {
-  const row = await db
-    .selectFrom('cards')
-    .select(sql<Date | null>`min(close_next_check_at)`.as('due'))
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
-    .where('status', '=', 'closing')
-    .executeTakeFirst();
-  return row?.due ? new Date(row.due) : null;
+  return earliestDue(
+    db
+      .selectFrom('cards')
+      .where('merchant_id', '=', scope.merchantId)
+      .where('environment', '=', scope.environment)
+      .where('status', '=', 'closing'),
+    'close_next_check_at',
+  );
 }
 
 /** The scope's closing cards whose check is due, the longest waiting first. */
@@ -59,10 +60,7 @@ function expiringCards(db: Db, scope: ClockScope) {
 /** Timed process `card.expiry`: the earliest expiry of the scope's cards that can expire (none under a replacement in
  * progress, which ends them itself). */
 export async function nextExpiry(db: Db, scope: ClockScope): Promise<Date | null> {
-  const row = await expiringCards(db, scope)
-    .select(sql<Date | null>`min(${expiresAtSql})`.as('due'))
-    .executeTakeFirst();
-  return row?.due ? new Date(row.due) : null;
+  return earliestDue(expiringCards(db, scope), expiresAtSql);
 }
 
 /** The scope's cards past their expiry month at `now`, oldest first. */

@@ -1,5 +1,6 @@
 /** Reads and writes of a card's controls: its merchant rules, its limits, its CVV unblock calls. */
-import { sql, type Insertable, type Transaction, type Updateable } from 'kysely';
+import type { Insertable, Transaction, Updateable } from 'kysely';
+import { earliestDue } from '../../../db/earliest-due.js';
 import type { Database } from '../../../db/schema.js';
 import type { Db } from '../shared/queries.js';
 import type { ClockScope } from '../../../platform/clock.js';
@@ -87,10 +88,7 @@ const openRuleSets = (db: Db, scope: ClockScope) =>
 
 /** Timed process `card.merchant_rules_reconcile`: the earliest next check of the scope's unconfirmed sets. */
 export async function nextRuleSetCheck(db: Db, scope: ClockScope): Promise<Date | null> {
-  const row = await openRuleSets(db, scope)
-    .select(sql<Date | null>`min(card_merchant_rules.next_check_at)`.as('due'))
-    .executeTakeFirst();
-  return row?.due ? new Date(row.due) : null;
+  return earliestDue(openRuleSets(db, scope), 'card_merchant_rules.next_check_at');
 }
 
 /** The scope's unconfirmed sets whose check is due, the longest waiting first. */

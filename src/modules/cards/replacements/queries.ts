@@ -1,5 +1,6 @@
 /** Reads and writes of card replacements (the request, its reads, the executor's steps and lease). */
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
+import { earliestDue } from '../../../db/earliest-due.js';
 import { ownedBy } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
 import type { ClockScope } from '../../../platform/clock.js';
@@ -105,10 +106,7 @@ function dueReplacements(db: Kysely<Database>, scope: ClockScope) {
 }
 
 export async function nextReplacementRun(db: Kysely<Database>, scope: ClockScope): Promise<Date | null> {
-  const row = await dueReplacements(db, scope)
-    .select(sql<Date | null>`min(next_run_at)`.as('due'))
-    .executeTakeFirst();
-  return row?.due ? new Date(row.due) : null;
+  return earliestDue(dueReplacements(db, scope), 'next_run_at');
 }
 
 export function dueReplacementIds(db: Kysely<Database>, scope: ClockScope, now: Date, limit: number) {

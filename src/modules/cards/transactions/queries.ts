@@ -1,5 +1,6 @@
 /** Reads and writes of card transactions (authorisations and the network's follow-ups, hold expiry). */
-import { sql, type Insertable, type Transaction, type Updateable } from 'kysely';
+import type { Insertable, Transaction, Updateable } from 'kysely';
+import { earliestDue } from '../../../db/earliest-due.js';
 import { ownedBy } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
 import type { ClockScope } from '../../../platform/clock.js';
@@ -108,10 +109,7 @@ function openAuthorizations(db: Db, scope: ClockScope) {
 
 /** Timed process `card.authorization_expiry`: the earliest expiry of the scope's open authorisations. */
 export async function nextAuthorizationExpiry(db: Db, scope: ClockScope): Promise<Date | null> {
-  const row = await openAuthorizations(db, scope)
-    .select(sql<Date | null>`min(expires_at)`.as('due'))
-    .executeTakeFirst();
-  return row?.due ? new Date(row.due) : null;
+  return earliestDue(openAuthorizations(db, scope), 'expires_at');
 }
 
 /** The scope's open authorisations expired at `now`, the earliest first. */

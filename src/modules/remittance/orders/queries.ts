@@ -3,6 +3,7 @@
  * return watch's reads and claims.
  */
 import { sql, type Insertable, type RawBuilder, type Transaction } from 'kysely';
+import { earliestDue } from '../../../db/earliest-due.js';
 import { ownedBy } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
 import { minorFromDb } from '../../../money/index.js';
@@ -144,15 +145,15 @@ export async function recordReturnCheck(
 
 /** The scope's earliest return check. */
 export async function nextReturnCheck(db: Db, scope: ClockScope): Promise<Date | null> {
-  const row = await db
-    .selectFrom('remit_orders')
-    .select(sql<Date | null>`min(return_check_at)`.as('due'))
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
-    .where('status', '=', 'completed')
-    .where('return_check_at', 'is not', null)
-    .executeTakeFirst();
-  return row?.due ? new Date(row.due) : null;
+  return earliestDue(
+    db
+      .selectFrom('remit_orders')
+      .where('merchant_id', '=', scope.merchantId)
+      .where('environment', '=', scope.environment)
+      .where('status', '=', 'completed')
+      .where('return_check_at', 'is not', null),
+    'return_check_at',
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
