@@ -9,19 +9,14 @@ import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import {
-  conversionBuyLines,
-  conversionSellLines,
-  formatAmount,
-  parseAmount,
-  postEntryOrRefuse,
-} from '../../money/index.js';
+import { conversionBuyLines, conversionSellLines, formatAmount, parseAmount } from '../../money/index.js';
 import type { RateOutcome } from '../../upstreams/rates/port.js';
 import { getAsset } from '../assets/index.js';
 import { findDirection, insertConversion, limitsOf } from './queries.js';
 import { conversionEntryKinds, conversionReferenceType, limitBreach } from './rules.js';
 import { priceAtDirection, usableMid } from './pricing.js';
 import { sidesOf } from './requests.js';
+import { postSellThenBuy } from './service.js';
 import type { MerchantScope } from '../../platform/caller.js';
 
 export const conversionErrors = {
@@ -104,18 +99,12 @@ export async function createConversion(
     referenceType: conversionReferenceType,
     referenceId: row.id,
   };
-  await postEntryOrRefuse(trx, {
-    ...base,
-    kind: conversionEntryKinds.sell,
-    asset: sides.from,
-    lines: conversionSellLines(money),
-  });
-  await postEntryOrRefuse(trx, {
-    ...base,
-    kind: conversionEntryKinds.buy,
-    asset: sides.to,
-    lines: conversionBuyLines(money),
-  });
+  await postSellThenBuy(
+    trx,
+    base,
+    { kind: conversionEntryKinds.sell, asset: sides.from, lines: conversionSellLines(money) },
+    { kind: conversionEntryKinds.buy, asset: sides.to, lines: conversionBuyLines(money) },
+  );
   return {
     id: row.id,
     status: row.status,

@@ -9,7 +9,13 @@ import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { exchangeBuyLines, exchangeSellLines, minorFromDb, postEntryOrRefuse } from '../../money/index.js';
+import {
+  exchangeBuyLines,
+  exchangeSellLines,
+  minorFromDb,
+  postEntryOrRefuse,
+  type EntryInput,
+} from '../../money/index.js';
 import { recordEvent } from '../../events/index.js';
 import type { RateOutcome } from '../../upstreams/rates/port.js';
 import { getAsset } from '../assets/index.js';
@@ -165,19 +171,29 @@ async function post(trx: Transaction<Database>, row: ExchangeOrderRow): Promise<
     referenceType: exchangeReferenceType,
     referenceId: row.id,
   };
-  // Fixed order: the from-asset first (its shortfall is the member's `insufficient_balance`).
-  await postEntryOrRefuse(trx, {
-    ...base,
-    kind: exchangeEntryKinds.sell,
-    asset: row.from_asset,
-    lines: exchangeSellLines(money),
-  });
-  await postEntryOrRefuse(trx, {
-    ...base,
-    kind: exchangeEntryKinds.buy,
-    asset: row.to_asset,
-    lines: exchangeBuyLines(money),
-  });
+  await postSellThenBuy(
+    trx,
+    base,
+    { kind: exchangeEntryKinds.sell, asset: row.from_asset, lines: exchangeSellLines(money) },
+    { kind: exchangeEntryKinds.buy, asset: row.to_asset, lines: exchangeBuyLines(money) },
+  );
+}
+
+type EntrySide = Pick<EntryInput, 'kind' | 'asset' | 'lines'>;
+
+/**
+ * The two entries of a member exchange or a merchant conversion, in a fixed order: the from-asset's
+ * sell first (its shortfall is the refusal: the member's `insufficient_balance`, the merchant's
+ * `merchant_insufficient_funds`), then the to-asset's buy.
+ */
+export async function postSellThenBuy(
+  trx: Transaction<Database>,
+  base: Omit<EntryInput, keyof EntrySide>,
+  sell: EntrySide,
+  buy: EntrySide,
+): Promise<void> {
+  await postEntryOrRefuse(trx, { ...base, ...sell });
+  await postEntryOrRefuse(trx, { ...base, ...buy });
 }
 
 /**
