@@ -15,6 +15,7 @@ import { expectCode } from './support/expect.js';
 import { lifecycleHelpers } from './support/card-lifecycle.js';
 import { cardLifecycleJobHandlers, cardLifecycleTickers } from '../src/modules/cards/shared/workers.js';
 import { RetryLater } from '../src/jobs/types.js';
+import { withUpstream } from './support/fixtures.js';
 
 // One service for both describes (the same configuration), a merchant of its own for each.
 let service: RunningService;
@@ -150,15 +151,12 @@ describe('card closing and expiry', () => {
         (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100')).body.data.filter(
           (a: { object_id: string }) => a.object_id === card.id,
         );
-      await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'unknown_status' });
-      try {
+      await withUpstream(client, 'card', 'unknown_status', async () => {
         assert.deepEqual(await client.cards.close(card.id, { onBehalfOf: m.external }), {
           id: card.id,
           status: 'closing',
         });
-      } finally {
-        await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
-      }
+      });
       assert.equal((await alerts()).length, 1);
       // The issuer answers that request so every time it is asked again: still closing, no second alert.
       await client.sandbox.advanceClock(3600);
@@ -174,12 +172,9 @@ describe('card closing and expiry', () => {
     const m = await h.member();
     const card = await h.card(m, 'virtual');
     await h.fundCard(m, card.id, 400n);
-    await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'reject' });
-    try {
+    await withUpstream(client, 'card', 'reject', async () => {
       await expectCode(client.cards.close(card.id, { onBehalfOf: m.external }), 'state_invalid', 400);
-    } finally {
-      await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
-    }
+    });
     const after = await client.cards.get(card.id, { onBehalfOf: m.external });
     assert.equal(after.status, 'active');
     assert.equal(await h.onCard(m, card.id), 400n);

@@ -13,6 +13,7 @@ import type { RunningService } from '../src/server.js';
 import { admin, baseUrlFor, newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { getHostedPage, postHostedPage, testHostedScreenKey } from './support/hosted.js';
+import { kycMember, approvedCard, withUpstream, unknownStatusAlerts } from './support/fixtures.js';
 
 const address = { address: '2 Market St', city: 'San Francisco', state: 'CA', country: 'US', postal_code: '94105' };
 
@@ -27,29 +28,18 @@ describe('card controls', () => {
     (s) => ({ service, client } = s),
   );
 
-  const inject = (behavior: string) =>
-    client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'card', behavior } });
+  /** Runs `f` with the card issuer answering `behavior`, then `success` again. */
+  const withIssuer = <T>(behavior: string, f: () => Promise<T>) => withUpstream(client, 'card', behavior, f);
   const drain = () => service.workers.jobs.drain();
   /** The open `upstream.unknown_status` alerts about a card. */
-  const unknownStatusAlerts = async (cardId: string) =>
-    (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100')).body.data.filter(
-      (a: { object_id: string }) => a.object_id === cardId,
-    );
+  const alertsOf = (cardId: string) => unknownStatusAlerts(service, cardId);
 
-  async function member() {
-    const external = `cc-${randomUUID().slice(0, 8)}`;
-    const m = await client.members.create({ external_member_id: external });
-    await admin(service, 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'approved', level: 1 });
-    await client.deposits.create({ member_id: external, asset: 'USDT', amount: '100', tx_hash: `t-${randomUUID()}` });
-    return external;
-  }
+  /** A member at KYC level 1 holding 100 USDT: its external id. */
+  const member = async () => (await kycMember(service, client, { prefix: 'cc' })).external;
   /** A member with an active virtual card. */
   async function virtualCard() {
     const m = await member();
-    const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
-    const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
-    const done = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
-    return { m, id: done.card_id! };
+    return { m, id: await approvedCard(client, m) };
   }
   /**
    * One active virtual card for the tests of a group that leave it usable (made when the first of
@@ -169,8 +159,7 @@ describe('card controls', () => {
       await client.cards.setLimits(id, { single: '100', daily: '1000', monthly: '5000' }, { onBehalfOf: m });
       await drain();
       assert.equal((await client.cards.get(id, { onBehalfOf: m })).limits_sync, 'synced');
-      await inject('reject');
-      try {
+      await withIssuer('reject', async () => {
         // single tightened, daily loosened, monthly removed (a loosening).
         await client.cards.setLimits(id, { single: '50', daily: '2000', monthly: '0' }, { onBehalfOf: m });
         assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).limits, {
@@ -179,9 +168,7 @@ describe('card controls', () => {
           monthly: '0.00',
         });
         await drain();
-      } finally {
-        await inject('success');
-      }
+      });
       const card = await client.cards.get(id, { onBehalfOf: m });
       assert.equal(card.limits_sync, 'failed');
       assert.deepEqual(card.limits, { single: '50.00', daily: '1000.00', monthly: '5000.00' });
@@ -201,16 +188,13 @@ describe('card controls', () => {
         await client.cards.setLimits(id, { single: '100', daily: '1000', monthly: '5000' }, { onBehalfOf: m });
         await drain();
         assert.equal((await client.cards.get(id, { onBehalfOf: m })).limits_sync, 'synced');
-        await inject('unknown_status');
-        try {
+        await withIssuer('unknown_status', async () => {
           await client.cards.setLimits(id, { single: '50', daily: '2000' }, { onBehalfOf: m });
           await drain();
-        } finally {
-          await inject('success');
-        }
+        });
         const card = await client.cards.get(id, { onBehalfOf: m });
         assert.equal(card.limits_sync, 'pending', 'not taken as confirmed');
-        assert.equal((await unknownStatusAlerts(id)).length, 1);
+        assert.equal((await alertsOf(id)).length, 1);
         // The issuer answers that request so on every retry: after the last attempt the loosened daily falls back.
         for (let i = 0; i < 5; i++) {
           await client.sandbox.advanceClock(700);
@@ -219,7 +203,7 @@ describe('card controls', () => {
         const after = await client.cards.get(id, { onBehalfOf: m });
         assert.equal(after.limits_sync, 'failed');
         assert.deepEqual(after.limits, { single: '50.00', daily: '1000.00', monthly: '5000.00' });
-        assert.equal((await unknownStatusAlerts(id)).length, 1);
+        assert.equal((await alertsOf(id)).length, 1);
       },
     );
 
@@ -389,16 +373,13 @@ describe('card controls', () => {
         );
         const key = randomUUID();
         const body = { rule_type: 'white' as const, merchant_names: ['Corner Shop'] };
-        await inject('unknown');
-        try {
+        await withIssuer('unknown', async () => {
           await expectCode(
             client.cards.setMerchantRules(id, body, { onBehalfOf: m, idempotencyKey: key }),
             'upstream_error',
             502,
           );
-        } finally {
-          await inject('success');
-        }
+        });
         const stored = await client.cards.getMerchantRules(id, { onBehalfOf: m });
         assert.equal(stored.rule_type, 'white');
         assert.deepEqual(stored.merchant_names, ['Corner Shop']);
@@ -408,15 +389,12 @@ describe('card controls', () => {
         assert.equal(retried.synced, true);
         assert.deepEqual((await client.cards.getMerchantRules(id, { onBehalfOf: m })).synced, true);
 
-        await inject('reject');
-        try {
+        await withIssuer('reject', async () => {
           await expectCode(
             client.cards.setMerchantRules(id, { rule_type: 'black', mcc_list: ['1234'] }, { onBehalfOf: m }),
             'invalid_request',
           );
-        } finally {
-          await inject('success');
-        }
+        });
         const kept = await client.cards.getMerchantRules(id, { onBehalfOf: m });
         assert.deepEqual([kept.rule_type, kept.merchant_names, kept.synced], ['white', ['Corner Shop'], true]);
       },
@@ -429,29 +407,26 @@ describe('card controls', () => {
         const { m, id } = await virtualCard();
         const key = randomUUID();
         const body = { rule_type: 'black' as const, mcc_list: ['7995'] };
-        await inject('unknown_status');
-        try {
+        await withIssuer('unknown_status', async () => {
           await expectCode(
             client.cards.setMerchantRules(id, body, { onBehalfOf: m, idempotencyKey: key }),
             'upstream_error',
             502,
           );
-        } finally {
-          await inject('success');
-        }
+        });
         const stored = await client.cards.getMerchantRules(id, { onBehalfOf: m });
         assert.deepEqual(
           [stored.rule_type, stored.mcc_list, stored.synced, stored.synced_at],
           ['black', ['7995'], false, null],
         );
-        assert.equal((await unknownStatusAlerts(id)).length, 1);
+        assert.equal((await alertsOf(id)).length, 1);
         // The issuer keeps answering that request so: a retry is 502 again, with no second alert.
         await expectCode(
           client.cards.setMerchantRules(id, body, { onBehalfOf: m, idempotencyKey: key }),
           'upstream_error',
           502,
         );
-        assert.equal((await unknownStatusAlerts(id)).length, 1);
+        assert.equal((await alertsOf(id)).length, 1);
         assert.equal(
           (await client.cards.setMerchantRules(id, body, { onBehalfOf: m })).synced,
           true,
@@ -510,12 +485,9 @@ describe('card controls', () => {
         client.cards.updateBillingAddress(id, { ...address, address: 'SIM-REFUSE 1' }, { onBehalfOf: m }),
         'invalid_request',
       );
-      await inject('reject');
-      try {
+      await withIssuer('reject', async () => {
         await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: m }), 'invalid_request');
-      } finally {
-        await inject('success');
-      }
+      });
       await setProduct({ billing_address_updatable: false });
       try {
         await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: m }), 'product_not_available');
@@ -537,16 +509,13 @@ describe('card controls', () => {
         let stored: typeof address | null = null;
         for (const behavior of ['timeout', 'unknown']) {
           const key = randomUUID();
-          await inject(behavior);
-          try {
-            await expectCode(
+          await withIssuer(behavior, () =>
+            expectCode(
               client.cards.updateBillingAddress(id, address, { onBehalfOf: m, idempotencyKey: key }),
               'upstream_error',
               502,
-            );
-          } finally {
-            await inject('success');
-          }
+            ),
+          );
           assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).billing_address, stored);
           if (behavior === 'timeout') {
             // A 5xx is not the key's result: the key may come back with another body, and the
@@ -574,30 +543,24 @@ describe('card controls', () => {
         'operator alert',
       async () => {
         const { m, id } = await shared();
-        await inject('unknown_status');
-        try {
+        await withIssuer('unknown_status', async () => {
           await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: m }), 'upstream_error', 502);
-        } finally {
-          await inject('success');
-        }
+        });
         assert.equal((await client.cards.get(id, { onBehalfOf: m })).billing_address, null);
-        assert.equal((await unknownStatusAlerts(id)).length, 1);
+        assert.equal((await alertsOf(id)).length, 1);
       },
     );
 
     it('a retry with the same key after a 502 stores the address', async () => {
       const { m, id } = await shared();
       const key = randomUUID();
-      await inject('unknown');
-      try {
+      await withIssuer('unknown', async () => {
         await expectCode(
           client.cards.updateBillingAddress(id, address, { onBehalfOf: m, idempotencyKey: key }),
           'upstream_error',
           502,
         );
-      } finally {
-        await inject('success');
-      }
+      });
       assert.equal((await client.cards.get(id, { onBehalfOf: m })).billing_address, null);
       assert.deepEqual(
         (await client.cards.updateBillingAddress(id, address, { onBehalfOf: m, idempotencyKey: key })).billing_address,
@@ -714,14 +677,11 @@ describe('card controls', () => {
       async () => {
         const { m, id } = await shared();
         await service.ctx.db.updateTable('cards').set({ cvv_blocked: true }).where('id', '=', id).execute();
-        await inject('unknown_status');
-        try {
+        await withIssuer('unknown_status', async () => {
           await expectCode(client.cards.unblockCvv(id, { onBehalfOf: m }), 'upstream_error', 502);
-        } finally {
-          await inject('success');
-        }
+        });
         assert.equal((await client.cards.get(id, { onBehalfOf: m })).cvv_blocked, true);
-        assert.equal((await unknownStatusAlerts(id)).length, 1);
+        assert.equal((await alertsOf(id)).length, 1);
       },
     );
   });
@@ -785,16 +745,9 @@ describe('card controls', () => {
       const { m, id } = await virtualCard();
       const ticket = await client.cards.createSecureSession(id, { onBehalfOf: m });
       const page = await getHostedPage(service, ticket.hosted_url);
-      await inject('unknown');
-      let res;
-      try {
-        res = await postHostedPage(service, ticket.hosted_url, {
-          fields: { csrf_token: page.csrfToken! },
-          cookie: page.cookie,
-        });
-      } finally {
-        await inject('success');
-      }
+      const res = await withIssuer('unknown', () =>
+        postHostedPage(service, ticket.hosted_url, { fields: { csrf_token: page.csrfToken! }, cookie: page.cookie }),
+      );
       assert.equal(res.status, 400);
       assert.match(res.text, /cannot be shown right now/);
       const retry = await getHostedPage(service, ticket.hosted_url, { cookie: page.cookie });

@@ -16,6 +16,7 @@ import { dueLifecycleScopes } from '../src/modules/cards/queries.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { lifecycleHelpers } from './support/card-lifecycle.js';
+import { withUpstream } from './support/fixtures.js';
 
 describe('card replacement', () => {
   let service: RunningService;
@@ -586,13 +587,10 @@ describe('card replacement', () => {
         (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100')).body.data.filter(
           (a: { object_id: string }) => a.object_id === card.id,
         );
-      await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'unknown_status' });
-      try {
+      await withUpstream(client, 'card', 'unknown_status', async () => {
         await advance();
         await advance(600);
-      } finally {
-        await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
-      }
+      });
       assert.equal((await client.cards.getReplacement(id)).status, 'processing');
       assert.equal(await h.frozen(m, 'USDT'), 3_000000n, 'fees reserved, not charged, not released');
       assert.equal((await alerts()).length, 1);

@@ -4,24 +4,21 @@
  * confirms, every sandbox behaviour, reconciliation of unknown outcomes, idempotency, parallel
  * top-ups against one balance), its events, and the ledger verified after each money step.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { verifyLedger } from '../src/money/index.js';
-import { admin, newMerchantClient, useTestService, instantUpstreams } from './support/service.js';
+import { admin, newMerchantClient, useTestService, instantUpstreams, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
-import { eventsAbout } from './support/fixtures.js';
+import { eventsAbout, kycMember, approvedCard, withUpstream } from './support/fixtures.js';
 
 describe('card top-ups', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
   useTestService({ config: instantUpstreams }, (s) => ({ service, client } = s));
 
-  const ledgerClean = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
-  const inject = (behavior: string) =>
-    client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream: 'card', behavior } });
+  const ledgerClean = () => expectLedgerClean(service);
   const drain = () => service.workers.jobs.drain();
   const reconcile = () => service.workers.tick();
   const balance = async (m: string, asset: string) =>
@@ -30,20 +27,12 @@ describe('card top-ups', () => {
     (await eventsAbout(service, id, ['type', 'status_version'])).map((e) => `${e.type}@${e.status_version}`);
 
   async function member(deposits: Record<string, string> = { USDT: '100' }) {
-    const external = `ct-${randomUUID().slice(0, 8)}`;
-    const m = await client.members.create({ external_member_id: external });
-    await admin(service, 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'approved', level: 1 });
-    for (const [asset, amount] of Object.entries(deposits))
-      await client.deposits.create({ member_id: external, asset, amount, tx_hash: `t-${randomUUID()}` });
-    return external;
+    return (await kycMember(service, client, { prefix: 'ct', deposits })).external;
   }
   /** A member with an active virtual card (opening fee 5 USDT charged: 95 USDT left of 100). */
   async function virtualCard(deposits?: Record<string, string>, feeAsset = 'USDT') {
     const m = await member(deposits);
-    const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
-    const app = await client.cards.apply({ product_id: virtual.id, source_asset: feeAsset }, { onBehalfOf: m });
-    const done = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
-    return { m, id: done.card_id! };
+    return { m, id: await approvedCard(client, m, { sourceAsset: feeAsset }) };
   }
   const setStatus = (id: string, status: string) =>
     service.ctx.db
@@ -331,16 +320,19 @@ describe('card top-ups', () => {
     before(async () => {
       ({ client } = await newMerchantClient(service));
     });
-    after(async () => {
-      await inject('success');
-    });
+    /** A new card's top-up of 40 sent while the issuer answers `behavior`, its dispatch run; the issuer then back. */
+    async function topUpMeeting(behavior: string) {
+      const { m, id } = await virtualCard();
+      const t = await withUpstream(client, 'card', behavior, async () => {
+        const sent = await client.cards.topUp(id, { amount: '40' }, { onBehalfOf: m });
+        await drain();
+        return sent;
+      });
+      return { m, id, t };
+    }
 
     it('reject: failed, amount + fee back to available, card.topup.failed', async () => {
-      const { m, id } = await virtualCard();
-      await inject('reject');
-      const t = await client.cards.topUp(id, { amount: '40' }, { onBehalfOf: m });
-      await drain();
-      await inject('success');
+      const { m, id, t } = await topUpMeeting('reject');
       const done = await client.cards.getTopUp(id, t.id, { onBehalfOf: m });
       assert.deepEqual([done.status, done.failure_reason], ['failed', 'upstream_rejected']);
       assert.deepEqual(await eventsOf(t.id), ['card.topup.failed@3']);
@@ -351,13 +343,9 @@ describe('card top-ups', () => {
     });
 
     it('timeout: stays processing and frozen; reconciliation finds the load done and credits it once', async () => {
-      const { m, id } = await virtualCard();
-      await inject('timeout');
-      const t = await client.cards.topUp(id, { amount: '40' }, { onBehalfOf: m });
-      await drain();
+      const { m, id, t } = await topUpMeeting('timeout');
       assert.equal((await client.cards.getTopUp(id, t.id, { onBehalfOf: m })).status, 'processing');
       assert.equal((await balance(m, 'USDT')).frozen, '40.400000');
-      await inject('success');
       await reconcile();
       await reconcile();
       const done = await client.cards.getTopUp(id, t.id, { onBehalfOf: m });
@@ -372,11 +360,7 @@ describe('card top-ups', () => {
       "timeout: an operator resolve to failed meets the issuer's answer first: the load it made is credited, " +
         'never refunded',
       async () => {
-        const { m, id } = await virtualCard();
-        await inject('timeout');
-        const t = await client.cards.topUp(id, { amount: '40' }, { onBehalfOf: m });
-        await drain();
-        await inject('success');
+        const { m, id, t } = await topUpMeeting('timeout');
         assert.equal((await client.cards.getTopUp(id, t.id, { onBehalfOf: m })).status, 'processing');
         const refused = await admin(service, 'POST', `/admin/v1/cards/topups/${t.id}/resolve`, { status: 'failed' });
         assert.deepEqual([refused.status, refused.body.code], [400, 'state_invalid'], JSON.stringify(refused.body));
@@ -392,13 +376,9 @@ describe('card top-ups', () => {
     it(
       'unknown (5xx): never refunded on the answer; ' + 'reconciliation learns the issuer never got it and fails it',
       async () => {
-        const { m, id } = await virtualCard();
-        await inject('unknown');
-        const t = await client.cards.topUp(id, { amount: '40' }, { onBehalfOf: m });
-        await drain();
+        const { m, id, t } = await topUpMeeting('unknown');
         assert.equal((await client.cards.getTopUp(id, t.id, { onBehalfOf: m })).status, 'processing');
         assert.equal((await balance(m, 'USDT')).frozen, '40.400000');
-        await inject('success');
         await reconcile();
         const done = await client.cards.getTopUp(id, t.id, { onBehalfOf: m });
         assert.deepEqual([done.status, done.failure_reason], ['failed', 'upstream_not_found']);
@@ -411,11 +391,7 @@ describe('card top-ups', () => {
     );
 
     it('unknown_status: suspended (callers see processing), funds frozen, one operator alert', async () => {
-      const { m, id } = await virtualCard();
-      await inject('unknown_status');
-      const t = await client.cards.topUp(id, { amount: '40' }, { onBehalfOf: m });
-      await drain();
-      await inject('success');
+      const { m, id, t } = await topUpMeeting('unknown_status');
       await reconcile();
       assert.equal((await client.cards.getTopUp(id, t.id, { onBehalfOf: m })).status, 'processing');
       const row = await service.ctx.db

@@ -12,7 +12,7 @@ import type { RunningService } from '../src/server.js';
 import { dueTimedScopes } from '../src/modules/cards/queries.js';
 import { admin, useTestService, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
-import { shipping } from './support/fixtures.js';
+import { shipping, withUpstream } from './support/fixtures.js';
 
 describe('cards', () => {
   let service: RunningService;
@@ -224,13 +224,10 @@ describe('cards', () => {
       const internal = (await client.members.get(m)).id;
       await admin(service, 'POST', `/admin/v1/members/${internal}/kyc-review`, { decision: 'rejected' });
       // Refused from before the failure, so no background run of the job can get a success first.
-      await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'reject' });
-      try {
+      await withUpstream(client, 'card', 'reject', async () => {
         assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'failed');
         await service.workers.jobs.drain();
-      } finally {
-        await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
-      }
+      });
       const alerts = (await admin(service, 'GET', `/admin/v1/alerts?kind=card.void_failed`)).body.data as Array<{
         object_id: string;
         message: string;
@@ -250,13 +247,10 @@ describe('cards', () => {
       const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
       const internal = (await client.members.get(m)).id;
       await admin(service, 'POST', `/admin/v1/members/${internal}/kyc-review`, { decision: 'rejected' });
-      await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'unknown_status' });
-      try {
+      await withUpstream(client, 'card', 'unknown_status', async () => {
         assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'failed');
         await service.workers.jobs.drain(2_000);
-      } finally {
-        await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
-      }
+      });
       const alerts = (await admin(service, 'GET', `/admin/v1/alerts?kind=upstream.unknown_status`)).body.data as Array<{
         object: string;
         object_id: string;

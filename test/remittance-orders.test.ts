@@ -12,7 +12,7 @@ import { admin, newMerchantClient, useTestService, expectLedgerClean, instantUps
 import { expectCode } from './support/expect.js';
 import { returnWatchTicker } from '../src/modules/remittance/orders/return-watch.js';
 import { payeeIdsOf } from '../src/modules/remittance/payees/queries.js';
-import { freshIban, payeeAddress, sepa, sepaPayee, eventsAbout } from './support/fixtures.js';
+import { sepaPayee, eventsAbout, kycMember, withUpstream } from './support/fixtures.js';
 
 describe('remittance orders', () => {
   let service: RunningService;
@@ -20,12 +20,8 @@ describe('remittance orders', () => {
   let merchantId: string;
   useTestService({ config: instantUpstreams }, (s) => ({ service, client, merchantId } = s));
 
-  const inject = (behavior: string) =>
-    client.request({
-      method: 'POST',
-      path: '/v1/sandbox/upstream-behavior',
-      body: { upstream: 'remittance', behavior },
-    });
+  /** Runs `f` with the remittance provider answering `behavior`, then `success` again. */
+  const withProvider = <T>(behavior: string, f: () => Promise<T>) => withUpstream(client, 'remittance', behavior, f);
   const run = async () => {
     await service.workers.jobs.drain();
   };
@@ -37,20 +33,12 @@ describe('remittance orders', () => {
 
   /** A member at KYC level 1 with 1000 USDT and 500 EUR, and a SEPA payee. */
   async function setup(options: { kyc?: number; holder?: [string, string] } = {}) {
-    const external = `r-${randomUUID().slice(0, 8)}`;
-    const member = await client.members.create({ external_member_id: external });
-    if ((options.kyc ?? 1) > 0)
-      await admin(service, 'POST', `/admin/v1/members/${member.id}/kyc-review`, {
-        decision: 'approved',
-        level: options.kyc ?? 1,
-      });
-    await client.deposits.create({ member_id: external, asset: 'USDT', amount: '1000', tx_hash: `t-${randomUUID()}` });
-    await client.deposits.create({ member_id: external, asset: 'EUR', amount: '500', tx_hash: `t-${randomUUID()}` });
-    const [first, last] = options.holder ?? ['Anna', 'Müller'];
-    const payee = await client.remittance.createPayee(
-      { ...sepa, fields: { first_name: first, last_name: last, 'bank_details.iban': freshIban(), ...payeeAddress } },
-      { onBehalfOf: external },
-    );
+    const { external } = await kycMember(service, client, {
+      prefix: 'r',
+      level: options.kyc,
+      deposits: { USDT: '1000', EUR: '500' },
+    });
+    const payee = await client.remittance.createPayee(sepaPayee(...(options.holder ?? [])), { onBehalfOf: external });
     return { m: external, payee: payee.id };
   }
   const send = (m: string, payee: string, source_asset = 'USDT', source_amount = '100') =>
@@ -232,8 +220,7 @@ describe('remittance orders', () => {
 
   it('reject: the order fails and the freeze is released in full', async () => {
     const { m, payee } = await setup();
-    await inject('reject');
-    try {
+    await withProvider('reject', async () => {
       const order = await send(m, payee);
       await run();
       const failed = await client.remittance.get(order.id, { onBehalfOf: m });
@@ -247,16 +234,13 @@ describe('remittance orders', () => {
         'remittance.order.processing@2',
         'remittance.order.failed@3',
       ]);
-    } finally {
-      await inject('success');
-    }
+    });
     await expectLedgerClean(service);
   });
 
   it('timeout: never refunded on the timeout; reconciliation finds the provider paid and completes', async () => {
     const { m, payee } = await setup();
-    await inject('timeout');
-    try {
+    await withProvider('timeout', async () => {
       const order = await send(m, payee);
       await run();
       const open = await client.remittance.get(order.id, { onBehalfOf: m });
@@ -266,9 +250,7 @@ describe('remittance orders', () => {
       assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'completed');
       assert.equal((await balance(m, 'USDT')).frozen, '0.000000');
       assert.equal((await balance(m, 'USDT')).available, '898.416750');
-    } finally {
-      await inject('success');
-    }
+    });
     await expectLedgerClean(service);
   });
 
@@ -277,8 +259,7 @@ describe('remittance orders', () => {
       'fails the order',
     async () => {
       const { m, payee } = await setup();
-      await inject('unknown');
-      try {
+      await withProvider('unknown', async () => {
         const order = await send(m, payee);
         await run();
         assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'processing');
@@ -288,9 +269,7 @@ describe('remittance orders', () => {
         assert.equal(failed.status, 'failed');
         assert.equal(failed.failure_reason, 'upstream_not_found');
         assert.equal((await balance(m, 'USDT')).available, '1000.000000');
-      } finally {
-        await inject('success');
-      }
+      });
       await expectLedgerClean(service);
     },
   );
@@ -300,8 +279,7 @@ describe('remittance orders', () => {
       'never refunded',
     async () => {
       const { m, payee } = await setup();
-      await inject('timeout');
-      try {
+      await withProvider('timeout', async () => {
         const order = await send(m, payee);
         await run();
         assert.equal(
@@ -324,9 +302,7 @@ describe('remittance orders', () => {
           status: 'completed',
         });
         assert.deepEqual([asked.status, asked.body.status], [200, 'completed']);
-      } finally {
-        await inject('success');
-      }
+      });
       await expectLedgerClean(service);
     },
   );
@@ -336,8 +312,7 @@ describe('remittance orders', () => {
       'operator resolves',
     async () => {
       const { m, payee } = await setup();
-      await inject('unknown_status');
-      try {
+      await withProvider('unknown_status', async () => {
         const order = await send(m, payee);
         await run();
         await reconcile();
@@ -358,9 +333,7 @@ describe('remittance orders', () => {
           'remittance.order.processing@2',
           'remittance.order.completed@3',
         ]);
-      } finally {
-        await inject('success');
-      }
+      });
       await expectLedgerClean(service);
     },
   );
@@ -406,14 +379,11 @@ describe('remittance orders', () => {
         [400, 'state_invalid'],
         'a completed order is not failed afterwards',
       );
-      await inject('reject');
-      let failed;
-      try {
-        failed = await send(m, payee, 'EUR', '30');
+      const failed = await withProvider('reject', async () => {
+        const sent = await send(m, payee, 'EUR', '30');
         await run();
-      } finally {
-        await inject('success');
-      }
+        return sent;
+      });
       assert.equal((await client.remittance.get(failed.id, { onBehalfOf: m })).status, 'failed');
       const before = await balance(m, 'EUR');
       await expectCode(returnOf(failed.id), 'state_invalid', 400);
