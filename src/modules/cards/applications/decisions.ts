@@ -19,7 +19,7 @@ import {
 import type { ApplicationDecision, IssuedCard } from '../../../upstreams/card/port.js';
 import { minKycLevel } from '../../kyc/index.js';
 import { productBySeq } from '../products/queries.js';
-import type { Db } from '../shared/queries.js';
+import { scopeOf, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { emitCardEvent, emitCardStatus } from '../shared/events.js';
 import { openCard } from '../cards/opening.js';
 import { kycLevelOf, updateApplication } from './queries.js';
@@ -59,13 +59,9 @@ async function postFee(
  * the application is created and again when the issuer approves it (a profile update under re-review
  * drops the level to 0 meanwhile: no card is opened then).
  */
-export async function cardKycPasses(
-  trx: Db,
-  environment: CardApplicationRow['environment'],
-  memberId: string,
-): Promise<boolean> {
-  const member = await kycLevelOf(trx, memberId);
-  return member.kyc_level >= (await minKycLevel(trx, environment, 'card_issuing'));
+export async function cardKycPasses(trx: Db, caller: MemberCardCaller): Promise<boolean> {
+  const level = await kycLevelOf(trx, caller, caller.memberId);
+  return level >= (await minKycLevel(trx, caller.environment, 'card_issuing'));
 }
 
 export const eventOf: Record<ApplicationDecision, ApplicationEvent> = {
@@ -102,7 +98,7 @@ export async function decide(
   if (event === 'need_docs' || event === 'approved') set.upstream_outcome = 'accepted';
   // The KYC gate again at approval: a member whose level fell below `card_issuing` since applying
   // (a profile update under re-review) gets no card; the application fails and the fee is refunded.
-  const kycLapsed = event === 'approved' && !(await cardKycPasses(trx, app.environment, app.member_id));
+  const kycLapsed = event === 'approved' && !(await cardKycPasses(trx, { ...scopeOf(app), memberId: app.member_id }));
   if (kycLapsed) {
     set.status = 'failed';
     set.failure_reason = 'kyc_required';

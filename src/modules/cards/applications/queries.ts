@@ -1,4 +1,5 @@
 import type { Insertable, Updateable } from 'kysely';
+import { resolveMember } from '../../members/index.js';
 import { earliestDue } from '../../../db/earliest-due.js';
 import { ownedBy } from '../../../db/owned-by.js';
 import type { ClockScope } from '../../../platform/clock.js';
@@ -43,9 +44,11 @@ export async function setApplication(trx: Db, id: string, set: Updateable<CardAp
   await trx.updateTable('card_applications').set(set).where('id', '=', id).execute();
 }
 
-/** The member's KYC level (the `card_issuing` gate). */
-export function kycLevelOf(trx: Db, memberId: string): Promise<{ kyc_level: number }> {
-  return trx.selectFrom('members').select('kyc_level').where('id', '=', memberId).executeTakeFirstOrThrow();
+/** The member's KYC level (the `card_issuing` gate), read through the members area in the caller's transaction. */
+export async function kycLevelOf(trx: Db, scope: ClockScope, memberId: string): Promise<number> {
+  const member = await resolveMember(trx, scope.merchantId, scope.environment, memberId);
+  if (!member) throw new Error(`no member ${memberId}`);
+  return member.kyc_level;
 }
 
 export async function insertSupplementImage(trx: Db, values: Insertable<CardSupplementImagesTable>): Promise<void> {

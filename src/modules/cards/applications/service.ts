@@ -50,7 +50,7 @@ export async function createApplication(
   caller: MemberCardCaller,
   input: ApplicationInput,
 ): Promise<CardApplicationRow> {
-  if (!(await cardKycPasses(trx, caller.environment, caller.memberId))) throw new ApiError('kyc_required');
+  if (!(await cardKycPasses(trx, caller))) throw new ApiError('kyc_required');
   const seq = productSeqOf(input.product_id);
   const product = seq ? await productBySeq(trx, caller.environment, seq) : undefined;
   if (

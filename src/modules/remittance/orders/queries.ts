@@ -11,7 +11,7 @@ import { withPrefix } from '../../../platform/ids.js';
 import { statusesOf, type PublicStatus } from './state.js';
 import type { RemitOrderRow, RemitOrdersTable } from './tables.js';
 import type { Db } from '../payees/queries.js';
-import type { Caller } from '../../../platform/caller.js';
+import type { Caller, MemberScope as MemberCaller } from '../../../platform/caller.js';
 import type { ClockScope } from '../../../platform/clock.js';
 import { orderNowSql } from '../../../provider-orders/index.js';
 import { getAsset } from '../../assets/index.js';
@@ -159,9 +159,11 @@ export async function nextReturnCheck(db: Db, scope: ClockScope): Promise<Date |
 // ---------------------------------------------------------------------------------------------
 // Creation (service.ts)
 
-/** The member's KYC level (the order's KYC gate). */
-export function memberKycLevel(db: Db, memberId: string) {
-  return db.selectFrom('members').select('kyc_level').where('id', '=', memberId).executeTakeFirstOrThrow();
+/** The member's KYC level (the order's KYC gate), read through the members area in the caller's transaction. */
+export async function memberKycLevel(db: Db, caller: MemberCaller): Promise<number> {
+  const member = await resolveMember(db, caller.merchantId, caller.environment, caller.memberId);
+  if (!member) throw new Error(`no member ${caller.memberId}`);
+  return member.kyc_level;
 }
 
 export function insertOrder(trx: Transaction<Database>, values: Insertable<RemitOrdersTable>): Promise<RemitOrderRow> {

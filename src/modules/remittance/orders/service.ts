@@ -105,10 +105,10 @@ export async function createOrder(
   if (!link) throw new ApiError('resource_not_found', 'No such payee for this member.');
   const corridor = await corridorById(trx, link.corridor_id);
   if (!corridor) throw new Error(`remittance: corridor ${link.corridor_id} of payee ${link.seq} missing`);
-  const member = await memberKycLevel(trx, caller.memberId);
+  const kycLevel = await memberKycLevel(trx, caller);
   // Both gates hold: the corridor's own level and the service-wide `remittance` requirement (GET /v1/kyc/requirements).
   const required = Math.max(corridor.minKycLevel, await minKycLevel(trx, caller.environment, 'remittance'));
-  if (member.kyc_level < required) throw new ApiError('kyc_required');
+  if (kycLevel < required) throw new ApiError('kyc_required');
   const contract = corridor.contracts[link.entity_type];
   const refusal =
     corridorRefusal(corridor.policy, contract) ??
