@@ -23,7 +23,7 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** The `type:` of every object given to recordEvent / postEntries (`event: {...}`) in the source. */
+/** The `type:` of every object given to recordEvent, emitCardEvent or postEntries (`event: {...}`) in the source. */
 function emittedTypes(): { literals: Set<string>; templatePrefixes: Set<string>; files: number } {
   const literals = new Set<string>();
   const templatePrefixes = new Set<string>();
@@ -31,8 +31,11 @@ function emittedTypes(): { literals: Set<string>; templatePrefixes: Set<string>;
   for (const file of sourceFiles(srcRoot)) {
     if (file.endsWith('event-types.ts')) continue;
     const text = readFileSync(file, 'utf8');
-    // Only the objects that become events: recordEvent(trx, {...}) and `event: {...}` of a posting.
-    const starts = [...text.matchAll(/recordEvent\(\w+, \{|event: \{/g)].map((m) => m.index!);
+    // Only the objects that become events: recordEvent(trx, {...}), `event: {...}` of a posting and
+    // the card area's emitCardEvent(trx, row, {...}).
+    const starts = [...text.matchAll(/recordEvent\(\w+, \{|emitCardEvent\(\w+, \w+, \{|event: \{/g)].map(
+      (m) => m.index!,
+    );
     if (starts.length > 0) files++;
     for (const start of starts) {
       const body = text.slice(start, start + 600);
