@@ -12,7 +12,7 @@ import type { RunningService } from '../src/server.js';
 import { dueTimedScopes } from '../src/modules/cards/queries.js';
 import { admin, useTestService, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
-import { shipping, withUpstream } from './support/fixtures.js';
+import { approvedCard, cardProducts, expiryOf, kycMember, shipping, withUpstream } from './support/fixtures.js';
 
 describe('cards', () => {
   let service: RunningService;
@@ -22,29 +22,35 @@ describe('cards', () => {
   const usdt = async (m: string) =>
     (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === 'USDT') as any;
 
-  async function member(kyc = 1) {
-    const external = `c-${randomUUID().slice(0, 8)}`;
-    const m = await client.members.create({ external_member_id: external });
-    if (kyc > 0)
-      await admin(service, 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'approved', level: kyc });
-    await client.deposits.create({ member_id: external, asset: 'USDT', amount: '100', tx_hash: `t-${randomUUID()}` });
-    return external;
+  /** A member holding 100 USDT, its KYC approved at `kyc` (0: never reviewed): its external id. */
+  const member = async (kyc = 1) => (await kycMember(service, client, { prefix: 'c', level: kyc })).external;
+  const products = () => cardProducts(client);
+  /** Member `m`'s application for a card of `formFactor` (fee in USDT; a physical one shipped to `shipping`). */
+  async function apply(m: string, formFactor: 'virtual' | 'physical' = 'virtual') {
+    const product = (await products())[formFactor];
+    const shippingAddress = formFactor === 'physical' ? { shipping_address: shipping } : {};
+    return client.cards.apply({ product_id: product.id, source_asset: 'USDT', ...shippingAddress }, { onBehalfOf: m });
   }
-  async function products() {
-    const list = await client.cards.products();
-    return {
-      virtual: list.find((p) => p.form_factor === 'virtual')!,
-      physical: list.find((p) => p.form_factor === 'physical')!,
-    };
+  /** A new member's physical-card application waiting for documents. */
+  async function applicationNeedingDocs() {
+    const m = await member();
+    const app = await apply(m, 'physical');
+    await client.cards.sandboxAdvanceApplication(app.id, 'need_docs');
+    return { m, app };
+  }
+  /** A member's virtual-card application (its fee frozen), then the member's KYC rejected by the operator (level 0). */
+  async function applicationOfRejectedMember() {
+    const m = await member();
+    const app = await apply(m);
+    assert.equal((await usdt(m)).frozen, '5.000000');
+    const internal = (await client.members.get(m)).id;
+    const review = await admin(service, 'POST', `/admin/v1/members/${internal}/kyc-review`, { decision: 'rejected' });
+    assert.equal(review.body.kyc_level, 0);
+    return { m, app };
   }
   async function physicalCard(m: string) {
-    const { physical } = await products();
-    const app = await client.cards.apply(
-      { product_id: physical.id, source_asset: 'USDT', shipping_address: shipping },
-      { onBehalfOf: m },
-    );
-    const done = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
-    return client.cards.get(done.card_id!, { onBehalfOf: m });
+    const cardId = await approvedCard(client, m, { formFactor: 'physical' });
+    return client.cards.get(cardId, { onBehalfOf: m });
   }
   /** Passes the step-up gate: first call refused, challenge approved by the sandbox helper, repeat with x-step-up. */
   async function activate(m: string, cardId: string, body: { expiry: string; pin: string }) {
@@ -57,8 +63,6 @@ describe('cards', () => {
       return client.cards.activate(cardId, body, { onBehalfOf: m, idempotencyKey: key, stepUp: err.challengeId });
     }
   }
-  const expiryOf = (c: { exp_month: number; exp_year: number }) =>
-    `${String(c.exp_month).padStart(2, '0')}/${String(c.exp_year % 100).padStart(2, '0')}`;
 
   it('lists the default products exactly as the reference (cpd_ ids, one virtual, one physical, USD)', async () => {
     const list = await client.cards.products();
@@ -149,17 +153,8 @@ describe('cards', () => {
     "approval after the member's KYC level fell below card_issuing: no card, application failed " +
       '(kyc_required), fee refunded',
     async () => {
-      const { virtual } = await products();
-      const m = await member();
-      const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
-      assert.equal((await usdt(m)).frozen, '5.000000');
       // The level drops to 0 after applying (as a profile update under re-review does).
-      const internal = (await client.members.get(m)).id;
-      assert.equal(
-        (await admin(service, 'POST', `/admin/v1/members/${internal}/kyc-review`, { decision: 'rejected' })).body
-          .kyc_level,
-        0,
-      );
+      const { m, app } = await applicationOfRejectedMember();
       const decided = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
       assert.equal(decided.status, 'failed');
       assert.equal(decided.card_id, null);
@@ -218,11 +213,7 @@ describe('cards', () => {
     'a card the issuer issued for an application failed by the KYC gate, which it then refuses to cancel: an ' +
       'operator alert names it',
     async () => {
-      const { virtual } = await products();
-      const m = await member();
-      const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
-      const internal = (await client.members.get(m)).id;
-      await admin(service, 'POST', `/admin/v1/members/${internal}/kyc-review`, { decision: 'rejected' });
+      const { app } = await applicationOfRejectedMember();
       // Refused from before the failure, so no background run of the job can get a success first.
       await withUpstream(client, 'card', 'reject', async () => {
         assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'failed');
@@ -242,11 +233,7 @@ describe('cards', () => {
     'a cancellation of such a card answered with a status outside our enumeration: not taken as done, one ' +
       'upstream.unknown_status alert',
     async () => {
-      const { virtual } = await products();
-      const m = await member();
-      const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
-      const internal = (await client.members.get(m)).id;
-      await admin(service, 'POST', `/admin/v1/members/${internal}/kyc-review`, { decision: 'rejected' });
+      const { app } = await applicationOfRejectedMember();
       await withUpstream(client, 'card', 'unknown_status', async () => {
         assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'failed');
         await service.workers.jobs.drain(2_000);
@@ -271,12 +258,8 @@ describe('cards', () => {
   );
 
   it('need_docs: supplement session, sandbox submission, then approval of a physical card (unactivated)', async () => {
-    const { physical } = await products();
     const m = await member();
-    const app = await client.cards.apply(
-      { product_id: physical.id, source_asset: 'USDT', shipping_address: shipping },
-      { onBehalfOf: m },
-    );
+    const app = await apply(m, 'physical');
     assert.equal(app.opening_fee, '15.000000');
     await expectCode(client.cards.createSupplementSession(app.id, { onBehalfOf: m }), 'not_found');
     const nd = await client.cards.sandboxAdvanceApplication(app.id, 'need_docs');
@@ -301,13 +284,7 @@ describe('cards', () => {
   });
 
   it('supplement expiry (sandbox clock) fails the application and refunds the fee; no card', async () => {
-    const { physical } = await products();
-    const m = await member();
-    const app = await client.cards.apply(
-      { product_id: physical.id, source_asset: 'USDT', shipping_address: shipping },
-      { onBehalfOf: m },
-    );
-    await client.cards.sandboxAdvanceApplication(app.id, 'need_docs');
+    const { m, app } = await applicationNeedingDocs();
     assert.equal((await usdt(m)).frozen, '15.000000');
     await client.sandbox.advanceClock(7 * 24 * 3600 + 1);
     const failed = await client.cards.getApplication(app.id, { onBehalfOf: m });
@@ -321,13 +298,7 @@ describe('cards', () => {
   });
 
   it('a supplement work order past its expiry takes no submission, even before the expiry has run', async () => {
-    const { physical } = await products();
-    const m = await member();
-    const app = await client.cards.apply(
-      { product_id: physical.id, source_asset: 'USDT', shipping_address: shipping },
-      { onBehalfOf: m },
-    );
-    await client.cards.sandboxAdvanceApplication(app.id, 'need_docs');
+    const { m, app } = await applicationNeedingDocs();
     const ticket = await client.cards.createSupplementSession(app.id, { onBehalfOf: m });
     // The work order's time is over; the expiry process (a worker) has not run yet.
     await service.ctx.db
@@ -352,13 +323,7 @@ describe('cards', () => {
   });
 
   it('the card ticker picks a scope when a supplement is due on its clock, not while it waits', async () => {
-    const { physical } = await products();
-    const m = await member();
-    const app = await client.cards.apply(
-      { product_id: physical.id, source_asset: 'USDT', shipping_address: shipping },
-      { onBehalfOf: m },
-    );
-    await client.cards.sandboxAdvanceApplication(app.id, 'need_docs');
+    const { m, app } = await applicationNeedingDocs();
     const merchantId = (
       await service.ctx.db
         .selectFrom('card_applications')
@@ -567,9 +532,8 @@ describe('cards', () => {
   it(
     'the opening fee is charged whatever custody the merchant holds: ' + 'it leaves through settlement clearing',
     async () => {
-      const { virtual } = await products();
       const m = await member();
-      const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
+      const app = await apply(m);
       // The merchant settles every USDT it holds with the platform (its members' coins now held there).
       const custodyOf = async () => (await client.merchant.balances()).find((b) => b.asset === 'USDT')!.custody;
       const adjust = (direction: string, amount: string) =>
