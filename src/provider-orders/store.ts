@@ -66,6 +66,22 @@ export interface OrderStore {
   raiseAlert(trx: Transaction<Database>, alert: LifecycleAlert): Promise<unknown>;
 }
 
+/**
+ * The lifecycle's columns of an order created `pending` (version 1), to be handed to the provider
+ * later by a job (`claimDispatch`): nothing asked of the provider yet, no check due.
+ */
+export const pendingOrderColumns = {
+  status: 'pending',
+  status_version: 1,
+  upstream_outcome: 'none',
+  provider_order_id: null,
+  provider_status: null,
+  failure_reason: null,
+  dispatch_started_at: null,
+  next_check_at: null,
+  last_checked_at: null,
+} as const;
+
 /** The provider's facts as columns (only those given). */
 export const providerFields = (d: ProviderFacts): Fields => ({
   ...(d.providerOrderId ? { provider_order_id: d.providerOrderId } : {}),

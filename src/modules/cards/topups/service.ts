@@ -7,6 +7,7 @@
  * `card.topup.failed`); an unknown outcome stays frozen until reconciliation learns it.
  */
 import type { Transaction } from 'kysely';
+import { pendingOrderColumns } from '../../../provider-orders/index.js';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
@@ -239,15 +240,7 @@ export async function createTopUp(
     card_currency: q.card.currency,
     arrival_amount: arrival,
     rate: market.rate,
-    status: 'pending',
-    status_version: 1,
-    upstream_outcome: 'none',
-    provider_order_id: null,
-    provider_status: null,
-    failure_reason: null,
-    dispatch_started_at: null,
-    next_check_at: null,
-    last_checked_at: null,
+    ...pendingOrderColumns,
     credited_at: null,
     failed_at: null,
     created_at: now,

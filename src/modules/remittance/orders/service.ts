@@ -4,6 +4,7 @@
  * queues the dispatch job; the provider is called later by that job (dispatch.ts).
  */
 import type { Transaction } from 'kysely';
+import { pendingOrderColumns } from '../../../provider-orders/index.js';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
@@ -169,15 +170,7 @@ export async function createOrder(
     rate: price.rate,
     value_day: day,
     payout_date: market.payoutDate ?? null,
-    status: 'pending',
-    status_version: 1,
-    upstream_outcome: 'none',
-    provider_order_id: null,
-    provider_status: null,
-    failure_reason: null,
-    dispatch_started_at: null,
-    next_check_at: null,
-    last_checked_at: null,
+    ...pendingOrderColumns,
     completed_at: null,
     failed_at: null,
     returned_at: null,
