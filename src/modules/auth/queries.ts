@@ -1,20 +1,12 @@
 import type { Kysely } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
+import type { KeyWithMerchant } from '../../platform/queries/auth.js';
 
 /** Reads and writes of the token exchange: the key behind a client id, and the token row. */
 
 /** An API key joined with its merchant, as the token exchange reads it. */
-export interface VerifiedKey {
-  key_id: string;
-  merchant_id: string;
-  environment: Environment;
+export interface VerifiedKey extends KeyWithMerchant {
   api_key_hash: string;
-  signing_key: string;
-  scopes: string[];
-  ip_allowlist: string;
-  disabled: boolean;
-  key_expires_at: Date | null;
-  merchant_status: string;
   token_generation: number;
 }
 

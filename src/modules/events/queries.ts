@@ -2,8 +2,7 @@
 // keys and render the same columns (eventBody); one file keeps those in step.
 import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Database, Db } from '../../db/schema.js';
-import { eventBody } from '../../events/index.js';
-import { eventTypes, isEventType } from '../../events/index.js';
+import { eventBody, eventTypes, isEventType, type StoredEvent } from '../../events/index.js';
 import { withPrefix } from '../../platform/ids.js';
 import { constantList, type ListEnvelope } from '../../platform/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
@@ -198,18 +197,11 @@ export async function renewStreamLeases(db: Db, ids: readonly string[], leaseMs:
     .execute();
 }
 
-export interface StreamEventRow {
+/** An event as the stream reads it: the stored event with its stream position. */
+export interface StreamEventRow extends StoredEvent {
   writer_xid: string;
   seq: string;
-  id: string;
-  type: string;
   created_at: Date;
-  merchant_id: string;
-  livemode: boolean;
-  object: string;
-  object_id: string;
-  external_member_id: string;
-  status: string;
   status_version: number;
 }
 
