@@ -10,10 +10,17 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { MerchantWalletClient, MerchantWalletError } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { admin, baseUrlFor, newMerchantClient, useTestService } from './support/service.js';
+import { baseUrlFor, newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { getHostedPage, postHostedPage, testHostedScreenKey } from './support/hosted.js';
-import { kycMember, approvedCard, withUpstream, unknownStatusAlerts } from './support/fixtures.js';
+import {
+  kycMember,
+  approvedCard,
+  withUpstream,
+  unknownStatusAlerts,
+  setCardStatus,
+  patchCardProducts,
+} from './support/fixtures.js';
 
 const address = { address: '2 Market St', city: 'San Francisco', state: 'CA', country: 'US', postal_code: '94105' };
 
@@ -53,19 +60,8 @@ describe('card controls', () => {
     let card: Promise<{ m: string; id: string }> | undefined;
     return () => (card ??= virtualCard());
   }
-  const setStatus = (id: string, status: string) =>
-    service.ctx.db
-      .updateTable('cards')
-      .set({ status: status as 'closed' })
-      .where('id', '=', id)
-      .execute();
-  const setProduct = (patch: Record<string, unknown>) =>
-    admin(service, 'GET', '/admin/v1/cards/products?environment=sandbox').then(async (r) => {
-      for (const p of r.body.data) {
-        const res = await admin(service, 'PATCH', `/admin/v1/cards/products/${p.id}`, patch);
-        assert.equal(res.status, 200, JSON.stringify(res.body));
-      }
-    });
+  const setStatus = (id: string, status: string) => setCardStatus(service, id, status);
+  const setProduct = (patch: Record<string, unknown>) => patchCardProducts(service, patch);
 
   describe('PATCH /v1/cards/{id}/limits', () => {
     // A merchant per group: the orders bucket allows 120 writes a minute.

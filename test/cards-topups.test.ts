@@ -11,7 +11,14 @@ import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet
 import type { RunningService } from '../src/server.js';
 import { admin, newMerchantClient, useTestService, instantUpstreams, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
-import { eventsAbout, kycMember, approvedCard, withUpstream } from './support/fixtures.js';
+import {
+  eventsAbout,
+  kycMember,
+  approvedCard,
+  withUpstream,
+  setCardStatus,
+  patchCardProducts,
+} from './support/fixtures.js';
 
 describe('card top-ups', () => {
   let service: RunningService;
@@ -34,20 +41,10 @@ describe('card top-ups', () => {
     const m = await member(deposits);
     return { m, id: await approvedCard(client, m, { sourceAsset: feeAsset }) };
   }
-  const setStatus = (id: string, status: string) =>
-    service.ctx.db
-      .updateTable('cards')
-      .set({ status: status as 'closed' })
-      .where('id', '=', id)
-      .execute();
+  const setStatus = (id: string, status: string) => setCardStatus(service, id, status);
   const setAsset = async (code: string, enabled: boolean) =>
     assert.equal((await admin(service, 'PATCH', `/admin/v1/assets/${code}`, { enabled })).status, 200);
-  const setProducts = async (patch: Record<string, unknown>) => {
-    for (const p of (await admin(service, 'GET', '/admin/v1/cards/products?environment=sandbox')).body.data) {
-      const res = await admin(service, 'PATCH', `/admin/v1/cards/products/${p.id}`, patch);
-      assert.equal(res.status, 200, JSON.stringify(res.body));
-    }
-  };
+  const setProducts = (patch: Record<string, unknown>) => patchCardProducts(service, patch);
   const topupRows = async (cardId: string) =>
     Number(
       (

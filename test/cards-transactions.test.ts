@@ -11,17 +11,17 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { accountBalance, verifyLedger } from '../src/money/index.js';
-import { admin, useTestService } from './support/service.js';
+import { accountBalance } from '../src/money/index.js';
+import { useTestService, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
-import { eventsAbout } from './support/fixtures.js';
+import { eventsAbout, setCardStatus, patchCardProducts, kycMember, approvedCard } from './support/fixtures.js';
 
 describe('card transactions', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
   useTestService({ config: { simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client } = s));
 
-  const ledgerClean = async () => assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
+  const ledgerClean = () => expectLedgerClean(service);
   const drain = () => service.workers.jobs.drain();
   const eventsOf = async (id: string) =>
     (await eventsAbout(service, id, ['type', 'status', 'status_version'])).map(
@@ -30,16 +30,11 @@ describe('card transactions', () => {
 
   /** A member with an active virtual card holding 497.50 USD (500 USDT topped up at mid less 0.5 %). */
   async function fundedCard() {
-    const external = `cx-${randomUUID().slice(0, 8)}`;
-    const m = await client.members.create({ external_member_id: external });
-    await admin(service, 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'approved', level: 1 });
-    await client.deposits.create({ member_id: external, asset: 'USDT', amount: '1000', tx_hash: `t-${randomUUID()}` });
-    const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
-    const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: external });
-    const id = (await client.cards.sandboxAdvanceApplication(app.id, 'approved')).card_id!;
+    const { id: memberId, external } = await kycMember(service, client, { prefix: 'cx', deposits: { USDT: '1000' } });
+    const id = await approvedCard(client, external);
     await client.cards.topUp(id, { amount: '500' }, { onBehalfOf: external });
     await drain();
-    return { m: external, memberId: m.id, id };
+    return { m: external, memberId, id };
   }
   /**
    * One funded card for three tests that assert no balance of it, only decisions and records
@@ -84,18 +79,8 @@ describe('card transactions', () => {
     assert.equal(r.decline_reason, undefined);
     return r;
   };
-  const setStatus = (id: string, status: string) =>
-    service.ctx.db
-      .updateTable('cards')
-      .set({ status: status as 'closed' })
-      .where('id', '=', id)
-      .execute();
-  const setProducts = async (patch: Record<string, unknown>) => {
-    for (const p of (await admin(service, 'GET', '/admin/v1/cards/products?environment=sandbox')).body.data) {
-      const res = await admin(service, 'PATCH', `/admin/v1/cards/products/${p.id}`, patch);
-      assert.equal(res.status, 200, JSON.stringify(res.body));
-    }
-  };
+  const setStatus = (id: string, status: string) => setCardStatus(service, id, status);
+  const setProducts = (patch: Record<string, unknown>) => patchCardProducts(service, patch);
   const defaultCaps = { max_single: '10000', max_daily: '20000', max_monthly: '100000' };
   /** Advances the merchant's sandbox clock to one hour past the next UTC day (or month) boundary. */
   async function advanceTo(boundary: 'day' | 'month') {

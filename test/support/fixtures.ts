@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../../src/server.js';
@@ -166,6 +167,22 @@ export async function withUpstream<T>(
     return await f();
   } finally {
     await client.sandbox.presetUpstreamBehavior({ upstream, behavior: 'success' });
+  }
+}
+
+/** Sets a card's status straight in its row (a state the API would take several steps to reach). */
+export const setCardStatus = (service: RunningService, cardId: string, status: string) =>
+  service.ctx.db
+    .updateTable('cards')
+    .set({ status: status as 'closed' })
+    .where('id', '=', cardId)
+    .execute();
+
+/** Patches every sandbox card product through the operator API. */
+export async function patchCardProducts(service: RunningService, patch: Record<string, unknown>) {
+  for (const p of (await admin(service, 'GET', '/admin/v1/cards/products?environment=sandbox')).body.data) {
+    const res = await admin(service, 'PATCH', `/admin/v1/cards/products/${p.id}`, patch);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
   }
 }
 
