@@ -28,6 +28,29 @@ export const payeeAddress = {
 /** A card's shipping address. */
 export const shipping = { address: '1 Main St', city: 'Berlin', country: 'DE', postal_code: '10115' };
 
+/** Amount strings the amount grammar refuses as malformed: signs, exponents, spaces, separators, other digits. */
+export const malformedAmounts = [
+  '',
+  ' ',
+  '-1',
+  '+1',
+  '.5',
+  '5.',
+  '1e3',
+  '1E3',
+  ' 1',
+  '1 ',
+  '1,5',
+  '1.2.3',
+  '0x10',
+  'NaN',
+  'Infinity',
+  '١',
+  '1_000',
+  '\t1',
+  '1\n',
+];
+
 /** A fresh valid German IBAN, with valid check digits (ISO 13616: mod 97), unique per call: tests never collide on a
  * shared payee. */
 export function freshIban(): string {
