@@ -14,6 +14,7 @@ import type { RunningService } from '../src/server.js';
 import { admin, newMerchantClient, useTestService, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { exchangeTickers } from '../src/modules/exchange/workers.js';
+import { kycMember } from './support/fixtures.js';
 
 describe('exchange', () => {
   let service: RunningService;
@@ -37,23 +38,13 @@ describe('exchange', () => {
       idempotencyKey: key ?? false,
     });
 
+  /** Member `m`'s locked quote (through client `c`, the suite's unless named). */
+  const lockedQuote = (m: string, from_asset: string, to_asset: string, from_amount: string, c = client) =>
+    c.exchange.quote({ from_asset, to_asset, from_amount, lock: true }, { onBehalfOf: m });
   /** A member at KYC level 1 (unless told) holding 1000 USDT. */
   async function member(options: { kyc?: number; usdt?: string; c?: MerchantWalletClient } = {}) {
-    const c = options.c ?? client;
-    const external = `x-${randomUUID().slice(0, 8)}`;
-    const created = await c.members.create({ external_member_id: external });
-    if ((options.kyc ?? 1) > 0)
-      await admin(service, 'POST', `/admin/v1/members/${created.id}/kyc-review`, {
-        decision: 'approved',
-        level: options.kyc ?? 1,
-      });
-    await c.deposits.create({
-      member_id: external,
-      asset: 'USDT',
-      amount: options.usdt ?? '1000',
-      tx_hash: `t-${randomUUID()}`,
-    });
-    return external;
+    const deposits = { USDT: options.usdt ?? '1000' };
+    return (await kycMember(service, options.c ?? client, { prefix: 'x', level: options.kyc, deposits })).external;
   }
 
   it(
@@ -167,48 +158,24 @@ describe('exchange', () => {
     async () => {
       const m = await member();
       const key = randomUUID();
-      const q = await client.exchange.quote(
-        { from_asset: 'USDT', to_asset: 'USDC', from_amount: '250', lock: true },
-        { onBehalfOf: m, idempotencyKey: key },
-      );
+      /** A locked quote under the test's key. */
+      const lockUnderKey = (from_asset: string, to_asset: string, from_amount: string) =>
+        client.exchange.quote(
+          { from_asset, to_asset, from_amount, lock: true },
+          { onBehalfOf: m, idempotencyKey: key },
+        );
+      const q = await lockUnderKey('USDT', 'USDC', '250');
       assert.match(q.quote_id!, /^exc_[0-9a-f-]{36}$/);
       assert.ok(Date.parse(q.quote_expires_at!) > Date.now());
       assert.equal(q.quote_ttl_sec, 60);
-      const again = await client.exchange.quote(
-        { from_asset: 'USDT', to_asset: 'USDC', from_amount: '250', lock: true },
-        { onBehalfOf: m, idempotencyKey: key },
-      );
+      const again = await lockUnderKey('USDT', 'USDC', '250');
       assert.deepEqual(again, q);
-      await expectCode(
-        client.exchange.quote(
-          { from_asset: 'USDT', to_asset: 'USDC', from_amount: '251', lock: true },
-          { onBehalfOf: m, idempotencyKey: key },
-        ),
-        'idempotency_key_reused',
-        409,
-      );
+      await expectCode(lockUnderKey('USDT', 'USDC', '251'), 'idempotency_key_reused', 409);
       // "The same key, direction and amount": asset codes in any case, the amount with a zero tail.
-      const respelled = await client.exchange.quote(
-        { from_asset: 'usdt', to_asset: 'Usdc', from_amount: '250.000000', lock: true },
-        { onBehalfOf: m, idempotencyKey: key },
-      );
+      const respelled = await lockUnderKey('usdt', 'Usdc', '250.000000');
       assert.deepEqual(respelled, q);
-      await expectCode(
-        client.exchange.quote(
-          { from_asset: 'USDC', to_asset: 'USDT', from_amount: '250', lock: true },
-          { onBehalfOf: m, idempotencyKey: key },
-        ),
-        'idempotency_key_reused',
-        409,
-      );
-      await expectCode(
-        client.exchange.quote(
-          { from_asset: 'USDT', to_asset: 'USDC', from_amount: '0250', lock: true },
-          { onBehalfOf: m, idempotencyKey: key },
-        ),
-        'idempotency_key_reused',
-        409,
-      );
+      await expectCode(lockUnderKey('USDC', 'USDT', '250'), 'idempotency_key_reused', 409);
+      await expectCode(lockUnderKey('USDT', 'USDC', '0250'), 'idempotency_key_reused', 409);
       const order = await client.exchange.get(q.quote_id!, { onBehalfOf: m });
       assert.equal(order.status, 'quoted');
       assert.equal(order.type, 'locked');
@@ -281,10 +248,7 @@ describe('exchange', () => {
 
   it('executes a lock at its numbers; one balanced pair of entries; a second execution is state_invalid', async () => {
     const m = await member();
-    const q = await client.exchange.quote(
-      { from_asset: 'USDT', to_asset: 'EUR', from_amount: '100', lock: true },
-      { onBehalfOf: m },
-    );
+    const q = await lockedQuote(m, 'USDT', 'EUR', '100');
     const done = await client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m });
     assert.equal(done.id, q.quote_id);
     assert.equal(done.status, 'completed');
@@ -322,10 +286,7 @@ describe('exchange', () => {
 
   it('parallel executions of one locked quote execute it once', async () => {
     const m = await member();
-    const q = await client.exchange.quote(
-      { from_asset: 'USDT', to_asset: 'BTC', from_amount: '300', lock: true },
-      { onBehalfOf: m },
-    );
+    const q = await lockedQuote(m, 'USDT', 'BTC', '300');
     const results = await Promise.allSettled(
       Array.from({ length: 8 }, () => client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m })),
     );
@@ -347,10 +308,7 @@ describe('exchange', () => {
   it('an unused lock expires by the sandbox clock (state expired, no money moved) and is never re-priced', async () => {
     const { client: c } = await newMerchantClient(service);
     const m = await member({ c });
-    const q = await c.exchange.quote(
-      { from_asset: 'USDT', to_asset: 'ETH', from_amount: '50', lock: true },
-      { onBehalfOf: m },
-    );
+    const q = await lockedQuote(m, 'USDT', 'ETH', '50', c);
     await c.sandbox.advanceClock(61);
     const expired = await c.exchange.get(q.quote_id!, { onBehalfOf: m });
     assert.equal(expired.status, 'expired');
@@ -383,10 +341,7 @@ describe('exchange', () => {
 
   it("the background ticker voids locks past their end on each merchant's own clock", async () => {
     const m = await member();
-    const q = await client.exchange.quote(
-      { from_asset: 'USDT', to_asset: 'EUR', from_amount: '20', lock: true },
-      { onBehalfOf: m },
-    );
+    const q = await lockedQuote(m, 'USDT', 'EUR', '20');
     await exchangeTickers[0]!.run(service.ctx);
     assert.equal((await client.exchange.get(q.quote_id!, { onBehalfOf: m })).status, 'quoted');
     await service.ctx.db
@@ -404,14 +359,8 @@ describe('exchange', () => {
     async () => {
       const { client: c, merchantId: mid } = await newMerchantClient(service);
       const m = await member({ c });
-      const q = await c.exchange.quote(
-        { from_asset: 'USDT', to_asset: 'ETH', from_amount: '50', lock: true },
-        { onBehalfOf: m },
-      );
-      const other = await c.exchange.quote(
-        { from_asset: 'USDT', to_asset: 'ETH', from_amount: '40', lock: true },
-        { onBehalfOf: m },
-      );
+      const q = await lockedQuote(m, 'USDT', 'ETH', '50', c);
+      const other = await lockedQuote(m, 'USDT', 'ETH', '40', c);
       assert.equal(
         (await c.exchange.get(q.quote_id!, { onBehalfOf: m })).status,
         'quoted',
@@ -476,10 +425,7 @@ describe('exchange', () => {
     );
     // A lock sent with numbers (the reference names the call as taking quote_id and from_amount): they must be the
     // quote's.
-    const restated = await client.exchange.quote(
-      { from_asset: 'USDT', to_asset: 'EUR', from_amount: '10', lock: true },
-      { onBehalfOf: m },
-    );
+    const restated = await lockedQuote(m, 'USDT', 'EUR', '10');
     for (const wrong of [
       { from_amount: '10.000001' },
       { from_amount: '11' },
@@ -505,10 +451,7 @@ describe('exchange', () => {
     assert.equal(executed.id, restated.quote_id);
     assert.equal(executed.to_amount, restated.to_amount);
     // A lock fixes the price only: balance is checked at execution.
-    const lock = await client.exchange.quote(
-      { from_asset: 'USDT', to_asset: 'USD', from_amount: '300', lock: true },
-      { onBehalfOf: m },
-    );
+    const lock = await lockedQuote(m, 'USDT', 'USD', '300');
     await client.exchange.execute(
       { from_asset: 'USDT', to_asset: 'USD', from_amount: await balance(m, 'USDT') },
       { onBehalfOf: m },
@@ -528,10 +471,7 @@ describe('exchange', () => {
 
   it('gates again at execution: direction switched off, KYC lowered', async () => {
     const m = await member();
-    const q = await client.exchange.quote(
-      { from_asset: 'USDT', to_asset: 'USDC', from_amount: '10', lock: true },
-      { onBehalfOf: m },
-    );
+    const q = await lockedQuote(m, 'USDT', 'USDC', '10');
     await direction('exd_s_usdt_usdc', { enabled: false });
     try {
       await expectCode(
@@ -597,10 +537,7 @@ describe('exchange', () => {
     await direction('exd_s_usdt_eur', { step_up_threshold: '200' });
     try {
       await client.exchange.execute({ from_asset: 'USDT', to_asset: 'EUR', from_amount: '199' }, { onBehalfOf: m });
-      const q = await client.exchange.quote(
-        { from_asset: 'USDT', to_asset: 'EUR', from_amount: '200', lock: true },
-        { onBehalfOf: m },
-      );
+      const q = await lockedQuote(m, 'USDT', 'EUR', '200');
       let err: StepUpRequiredError | undefined;
       try {
         await client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m });
@@ -831,15 +768,9 @@ describe('exchange', () => {
       const { client: c } = await newMerchantClient(service);
       const m = await member({ c });
       const t0 = Date.parse((await c.sandbox.clock()).now);
-      const early = await c.exchange.quote(
-        { from_asset: 'USDT', to_asset: 'BTC', from_amount: '100', lock: true },
-        { onBehalfOf: m },
-      );
+      const early = await lockedQuote(m, 'USDT', 'BTC', '100', c);
       const t1 = Date.parse((await c.sandbox.clock()).now);
-      const late = await c.exchange.quote(
-        { from_asset: 'USDT', to_asset: 'BTC', from_amount: '100', lock: true },
-        { onBehalfOf: m },
-      );
+      const late = await lockedQuote(m, 'USDT', 'BTC', '100', c);
       const end = Date.parse(early.quote_expires_at!) - early.quote_ttl_sec * 1000;
       assert.ok(end >= t0 && end <= t1, "the lock window is quote_ttl_sec from the quote, on the merchant's clock");
       await c.sandbox.advanceClock(early.quote_ttl_sec - 1);
@@ -865,19 +796,10 @@ describe('exchange', () => {
       const before = (await admin(service, 'GET', `/admin/v1/exchange/directions/${id}`)).body.member_daily_count;
       await direction(id, { member_daily_count: 1 });
       try {
-        const unused = await c.exchange.quote(
-          { from_asset: 'USDT', to_asset: 'USDC', from_amount: '10', lock: true },
-          { onBehalfOf: a },
-        );
-        const toExpire = await c.exchange.quote(
-          { from_asset: 'USDT', to_asset: 'USDC', from_amount: '10', lock: true },
-          { onBehalfOf: a },
-        );
+        const unused = await lockedQuote(a, 'USDT', 'USDC', '10', c);
+        const toExpire = await lockedQuote(a, 'USDT', 'USDC', '10', c);
         await c.sandbox.advanceClock(1);
-        const kept = await c.exchange.quote(
-          { from_asset: 'USDT', to_asset: 'USDC', from_amount: '10', lock: true },
-          { onBehalfOf: a },
-        );
+        const kept = await lockedQuote(a, 'USDT', 'USDC', '10', c);
         await c.sandbox.advanceClock(unused.quote_ttl_sec - 1);
         assert.equal((await c.exchange.get(toExpire.quote_id!, { onBehalfOf: a })).status, 'expired');
         const done = await c.exchange.execute({ quote_id: kept.quote_id! }, { onBehalfOf: a });
@@ -913,10 +835,7 @@ describe('exchange', () => {
       'nothing moves',
     async () => {
       const m = await member();
-      const q = await client.exchange.quote(
-        { from_asset: 'USDT', to_asset: 'EUR', from_amount: '40', lock: true },
-        { onBehalfOf: m },
-      );
+      const q = await lockedQuote(m, 'USDT', 'EUR', '40');
       await client.members.suspend(m);
       await expectCode(client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m }), 'member_not_found', 404);
       assert.equal((await client.exchange.get(q.quote_id!)).status, 'quoted');
@@ -997,10 +916,7 @@ describe('exchange', () => {
       'completed@2 for a lock, completed@1 for a market order',
     async () => {
       const m = await member();
-      const q = await client.exchange.quote(
-        { from_asset: 'USDT', to_asset: 'EUR', from_amount: '30', lock: true },
-        { onBehalfOf: m },
-      );
+      const q = await lockedQuote(m, 'USDT', 'EUR', '30');
       await client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m });
       const market = await client.exchange.execute(
         { from_asset: 'USDT', to_asset: 'EUR', from_amount: '30' },
