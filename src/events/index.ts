@@ -3,6 +3,14 @@
  * write records its events in, in its own transaction (docs/events.md), and the catalogue's part of
  * the OpenAPI document (its webhooks).
  */
-export { recordEvent, eventRow, eventBody, type EventInput, type StoredEvent } from './outbox.js';
+export {
+  recordEvent,
+  recordObjectEvent,
+  eventRow,
+  eventBody,
+  type EventInput,
+  type EventSubject,
+  type StoredEvent,
+} from './outbox.js';
 export { eventCatalogue, eventTypes, isEventType, type EventType } from './catalogue.js';
 export { webhooksDocument } from './openapi.js';

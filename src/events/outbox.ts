@@ -51,6 +51,35 @@ export async function recordEvent(trx: Transaction<Database> | Kysely<Database>,
   return row.id;
 }
 
+/** What an object's event reads of the object's row (every area's rows have these columns). */
+export interface EventSubject {
+  id: string;
+  merchant_id: string;
+  environment: Environment;
+  status_version: number;
+}
+
+/**
+ * Records `event.type` for an object in the reference's envelope, from the object's row (its id,
+ * merchant, environment and status version), in the caller's transaction (`recordEvent`).
+ */
+export function recordObjectEvent(
+  trx: Transaction<Database> | Kysely<Database>,
+  row: EventSubject,
+  event: { type: EventType; object: string; status: string; externalMemberId: string | null },
+): Promise<string> {
+  return recordEvent(trx, {
+    merchantId: row.merchant_id,
+    environment: row.environment,
+    type: event.type,
+    object: event.object,
+    objectId: row.id,
+    externalMemberId: event.externalMemberId,
+    status: event.status,
+    statusVersion: row.status_version,
+  });
+}
+
 /** An event as its row holds it (the outbox), what `eventBody` renders. */
 export interface StoredEvent {
   id: string;

@@ -8,7 +8,7 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { minorFromDb, postEntry, qrpayCompleteLines, qrpayFailLines, qrpayRefundLines } from '../../money/index.js';
-import { recordEvent } from '../../events/index.js';
+import { recordObjectEvent } from '../../events/index.js';
 import {
   applyDecisionToOrder,
   claimMove,
@@ -33,21 +33,10 @@ export const qrpayOrders: OrderStore = {
   raiseAlert,
 };
 
-async function emit(
-  trx: Transaction<Database>,
-  row: QrOrderRow,
-  status: 'completed' | 'failed' | 'refunded',
-): Promise<void> {
-  await recordEvent(trx, {
-    merchantId: row.merchant_id,
-    environment: row.environment,
-    type: `qrpay.order.${status}`,
-    object: 'qrpay_order',
-    objectId: row.id,
-    externalMemberId: await externalIdOf(trx, row),
-    status,
-    statusVersion: row.status_version,
-  });
+/** `qrpay.order.<status>`, in the caller's transaction. */
+async function emit(trx: Transaction<Database>, row: QrOrderRow, status: TerminalStatus): Promise<void> {
+  const externalMemberId = await externalIdOf(trx, row);
+  await recordObjectEvent(trx, row, { type: `qrpay.order.${status}`, object: 'qrpay_order', status, externalMemberId });
 }
 
 async function post(

@@ -3,19 +3,14 @@
  * (card, application, replacement, top-up, transaction) names its member by the merchant's
  * external id and carries its status version.
  */
-import { recordEvent, type EventType } from '../../../events/index.js';
-import type { Environment } from '../../../db/columns.js';
+import { recordObjectEvent, type EventSubject, type EventType } from '../../../events/index.js';
 import { externalIdOf, type Db } from './queries.js';
 import type { CardReplacementRow } from '../replacements/tables.js';
 import type { CardRow } from '../cards/tables.js';
 
-/** What an event needs of the object's row. */
-export interface CardEventSubject {
-  id: string;
-  merchant_id: string;
-  environment: Environment;
+/** What an event needs of the object's row: the envelope's columns and the member. */
+export interface CardEventSubject extends EventSubject {
   member_id: string;
-  status_version: number;
 }
 
 /** Records `type` for the object in the caller's transaction. */
@@ -24,16 +19,7 @@ export async function emitCardEvent(
   row: CardEventSubject,
   event: { type: EventType; object: string; status: string },
 ): Promise<void> {
-  await recordEvent(trx, {
-    merchantId: row.merchant_id,
-    environment: row.environment,
-    type: event.type,
-    object: event.object,
-    objectId: row.id,
-    externalMemberId: await externalIdOf(trx, row),
-    status: event.status,
-    statusVersion: row.status_version,
-  });
+  await recordObjectEvent(trx, row, { ...event, externalMemberId: await externalIdOf(trx, row) });
 }
 
 /** `card.<status>` (card.active, card.closing, card.closed, card.expired, card.replaced, ...). */

@@ -17,7 +17,7 @@ import {
   type EntryLine,
   type RemitMoney,
 } from '../../../money/index.js';
-import { recordEvent } from '../../../events/index.js';
+import { recordObjectEvent } from '../../../events/index.js';
 import {
   applyDecisionToOrder,
   claimMove,
@@ -42,17 +42,15 @@ export const remitOrders: OrderStore = {
   raiseAlert,
 };
 
+/** `remittance.order.<public status>`, in the caller's transaction. */
 export async function emitOrderEvent(trx: Transaction<Database>, row: RemitOrderRow): Promise<void> {
   const status = publicStatus(row.status);
-  await recordEvent(trx, {
-    merchantId: row.merchant_id,
-    environment: row.environment,
+  const externalMemberId = await externalIdOf(trx, row);
+  await recordObjectEvent(trx, row, {
     type: `remittance.order.${status}`,
     object: 'remittance_order',
-    objectId: row.id,
-    externalMemberId: await externalIdOf(trx, row),
     status,
-    statusVersion: row.status_version,
+    externalMemberId,
   });
 }
 
