@@ -24,6 +24,17 @@ describe('card money and card lifecycle together', () => {
   const drain = () => service.workers.jobs.drain();
   const reconcile = () => service.workers.tick();
   const behave = (behavior: string) => client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior });
+  /**
+   * A top-up of the member's card sent while the issuer times out, its dispatch run: left processing. The issuer
+   * keeps timing out until the test says otherwise.
+   */
+  async function unansweredTopUp(m: { external: string }, cardId: string, amount: string) {
+    await behave('timeout');
+    const t = await client.cards.topUp(cardId, { amount }, { onBehalfOf: m.external });
+    await drain();
+    assert.equal((await client.cards.getTopUp(cardId, t.id, { onBehalfOf: m.external })).status, 'processing');
+    return t;
+  }
   const auth = (cardId: string, amount: string) =>
     client.cards.sandboxAuthorize(cardId, { amount, merchant_name: 'Corner Shop', mcc: '5411' });
   const approved = async (cardId: string, amount: string) => {
@@ -142,10 +153,7 @@ describe('card money and card lifecycle together', () => {
     async () => {
       const { m, card } = await toppedUpCard('100');
       // A top-up the issuer has not answered yet.
-      await behave('timeout');
-      const late = await client.cards.topUp(card.id, { amount: '40' }, { onBehalfOf: m.external });
-      await drain();
-      assert.equal((await client.cards.getTopUp(card.id, late.id, { onBehalfOf: m.external })).status, 'processing');
+      const late = await unansweredTopUp(m, card.id, '40');
       // A security replacement the issuer does not answer either: the card is frozen, its balance returned.
       await client.cards.requestReplacement(card.id, { reason: 'pan_leaked' }, { onBehalfOf: m.external });
       await client.sandbox.advanceClock(61);
@@ -184,10 +192,7 @@ describe('card money and card lifecycle together', () => {
       'closed card',
     async () => {
       const { m, card, onCard } = await toppedUpCard('100');
-      await behave('timeout');
-      const late = await client.cards.topUp(card.id, { amount: '30' }, { onBehalfOf: m.external });
-      await drain();
-      assert.equal((await client.cards.getTopUp(card.id, late.id, { onBehalfOf: m.external })).status, 'processing');
+      const late = await unansweredTopUp(m, card.id, '30');
       await behave('success');
       const usdBefore = await h.available(m, 'USD');
       assert.equal((await client.cards.close(card.id, { onBehalfOf: m.external })).status, 'closed');
@@ -216,9 +221,7 @@ describe('card money and card lifecycle together', () => {
       await drain();
       assert.equal((await client.cards.getTopUp(card.id, first.id, { onBehalfOf: m.external })).status, 'credited');
       const onCard = await h.onCard(m, card.id);
-      await behave('timeout');
-      const late = await client.cards.topUp(card.id, { amount: '30' }, { onBehalfOf: m.external });
-      await drain();
+      const late = await unansweredTopUp(m, card.id, '30');
       const usdBefore = await h.available(m, 'USD');
       const { id } = await client.cards.requestReplacement(
         card.id,
@@ -292,10 +295,7 @@ describe('card money and card lifecycle together', () => {
       'and its late confirmation lands on available',
     async () => {
       const { m, card, onCard } = await toppedUpCard('100');
-      await behave('timeout');
-      const sent = await client.cards.topUp(card.id, { amount: '30' }, { onBehalfOf: m.external });
-      await drain();
-      assert.equal((await client.cards.getTopUp(card.id, sent.id, { onBehalfOf: m.external })).status, 'processing');
+      const sent = await unansweredTopUp(m, card.id, '30');
       await behave('success');
       const usdt = await h.available(m, 'USDT');
       const pending = await pendingTopUp(m, card.id, '40');
