@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
@@ -12,6 +11,7 @@ import { consolePassword, inviteConsoleUser, authenticatorSecret } from './suppo
 import { stepAt, totpCode } from '../src/console/totp.js';
 import { fundedMember } from './support/fixtures.js';
 import { useTestService } from './support/service.js';
+import { startReceiver } from './support/webhook-receiver.js';
 
 /**
  * The merchant console in headless Chromium, as a merchant's people use it: an invited owner sets
@@ -83,24 +83,6 @@ async function signIn(
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL(/\/console\/sandbox$/);
   return page;
-}
-
-async function startReceiver(answer: () => number) {
-  const received: string[] = [];
-  const server: Server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      received.push(req.url ?? '');
-      res.statusCode = answer();
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
-    received,
-    close: () => new Promise((r) => server.close(r)),
-  };
 }
 
 test('sign-in with a wrong password, then the right one; the overview; the account page; sign-out', async () => {
@@ -247,7 +229,7 @@ test('webhooks: add an endpoint (secret once), a delivery fails, redelivered fro
   try {
     const page = await signIn(context, 'hooks@kopi.example', 'developer');
     await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
-    await page.getByLabel('Endpoint URL').fill(receiver.url);
+    await page.getByLabel('Endpoint URL').fill(receiver.url());
     await page.getByLabel('Event types').fill('deposit.credited');
     await page.getByRole('button', { name: 'Add endpoint' }).click();
     assert.match(await page.locator('#new-webhook-secret').innerText(), /^whsec_/);

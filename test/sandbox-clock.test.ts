@@ -1,6 +1,5 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
@@ -17,27 +16,7 @@ import { expectCode } from './support/expect.js';
 import { payNow } from './support/emv.js';
 import { advanceClock, advanceWaitMaxMs } from '../src/modules/sandbox/clock.js';
 import type { IdempotencyContext } from '../src/platform/request-context.js';
-
-/** A receiver on 127.0.0.1 answering each request with what `answer` says (a status). */
-async function startReceiver(answer: () => number) {
-  const received: string[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push(Buffer.concat(chunks).toString('utf8'));
-      res.statusCode = answer();
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    received,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
+import { startReceiver } from './support/webhook-receiver.js';
 
 const seconds = (a: string, b: string) => (Date.parse(b) - Date.parse(a)) / 1000;
 
@@ -217,7 +196,7 @@ describe('sandbox clock', () => {
       try {
         const { client } = await newMerchantClient(service);
         const other = await newMerchantClient(service);
-        await client.webhooks.createEndpoint({ url: receiver.url, event_types: ['deposit.credited'] });
+        await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] });
         await client.members.create({ external_member_id: 'clock-1' });
         await client.deposits.create({
           member_id: 'clock-1',
@@ -273,7 +252,7 @@ describe('sandbox clock', () => {
         await client.sandbox.advanceClock(86_400);
         await service.workers.jobs.drain();
         assert.equal(receiver.received.length, 5);
-        assert.equal(new Set(receiver.received).size, 1, 'the same event each time');
+        assert.equal(new Set(receiver.received.map((r) => r.body)).size, 1, 'the same event each time');
       } finally {
         await receiver.close();
       }
@@ -285,7 +264,7 @@ describe('sandbox clock', () => {
     const receiver = await startReceiver(() => status);
     try {
       const { client, merchantId } = await newMerchantClient(service);
-      await client.webhooks.createEndpoint({ url: receiver.url, event_types: ['deposit.credited'] });
+      await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] });
       await client.members.create({ external_member_id: 'clock-2' });
       await client.deposits.create({ member_id: 'clock-2', asset: 'USDT', amount: '10', tx_hash: `0x${randomUUID()}` });
       await service.workers.tick();
