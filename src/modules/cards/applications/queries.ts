@@ -90,28 +90,24 @@ export async function postponeApplicationCheck(db: Db, id: string, now: Date, ne
     .execute();
 }
 
+/** The scope's applications waiting for a supplement (the supplement expiry's timed process). */
+const pendingSupplements = (db: Db, scope: ClockScope) =>
+  db
+    .selectFrom('card_applications')
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .where('status', '=', 'need_docs')
+    .where('supplement_status', '=', 'pending');
+
 /** Timed process `card.supplement_expiry`: the earliest expiry of the scope's pending supplements. */
 export async function nextSupplementExpiry(db: Db, scope: ClockScope): Promise<Date | null> {
-  return earliestDue(
-    db
-      .selectFrom('card_applications')
-      .where('merchant_id', '=', scope.merchantId)
-      .where('environment', '=', scope.environment)
-      .where('status', '=', 'need_docs')
-      .where('supplement_status', '=', 'pending'),
-    'supplement_expires_at',
-  );
+  return earliestDue(pendingSupplements(db, scope), 'supplement_expires_at');
 }
 
 /** The scope's pending supplements expired at `now`, the earliest first. */
 export function expiredSupplementIds(db: Db, scope: ClockScope, now: Date, limit: number) {
-  return db
-    .selectFrom('card_applications')
+  return pendingSupplements(db, scope)
     .select('id')
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
-    .where('status', '=', 'need_docs')
-    .where('supplement_status', '=', 'pending')
     .where('supplement_expires_at', '<=', now)
     .orderBy('supplement_expires_at')
     .limit(limit)

@@ -4,26 +4,23 @@ import { earliestDue } from '../../../db/earliest-due.js';
 import type { ClockScope } from '../../../platform/clock.js';
 import type { Db } from '../shared/queries.js';
 
+/** The scope's closing cards (the closing reconciliation's timed process). */
+const closingCards = (db: Db, scope: ClockScope) =>
+  db
+    .selectFrom('cards')
+    .where('merchant_id', '=', scope.merchantId)
+    .where('environment', '=', scope.environment)
+    .where('status', '=', 'closing');
+
 /** Timed process `card.closing_reconcile`: the earliest next check of the scope's closing cards. */
 export async function nextClosingCheck(db: Db, scope: ClockScope): Promise<Date | null> {
-  return earliestDue(
-    db
-      .selectFrom('cards')
-      .where('merchant_id', '=', scope.merchantId)
-      .where('environment', '=', scope.environment)
-      .where('status', '=', 'closing'),
-    'close_next_check_at',
-  );
+  return earliestDue(closingCards(db, scope), 'close_next_check_at');
 }
 
 /** The scope's closing cards whose check is due, the longest waiting first. */
 export function dueClosingCardIds(db: Db, scope: ClockScope, now: Date, limit: number) {
-  return db
-    .selectFrom('cards')
+  return closingCards(db, scope)
     .select('id')
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
-    .where('status', '=', 'closing')
     .where('close_next_check_at', '<=', now)
     .orderBy('close_next_check_at')
     .limit(limit)
