@@ -314,6 +314,86 @@ describe('group commit', () => {
     assert.deepEqual(stored.map((r) => r.key).sort(), [keys[0], keys[2]].sort(), 'the failed write left no record');
   });
 
+  it('runs a lone write without a savepoint; a refused one is undone whole, run again behind one and stored', async () => {
+    const merchantId = (await newMerchantClient(service)).merchantId;
+    await sql`CREATE TABLE IF NOT EXISTS gc_lone_probe (key text)`.execute(service.ctx.db);
+    // The statements the group's transactions send, as text (Kysely hands raw SQL to plugins as fragments).
+    const sent: string[] = [];
+    const db = service.ctx.db.withPlugin({
+      transformQuery: ({ node }) => {
+        if (node.kind === 'RawNode') sent.push((node as unknown as { sqlFragments: string[] }).sqlFragments.join('?'));
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    });
+    const group = createWriteGroup(db, { maxBatch: 10, maxInFlight: 1 });
+    let runs = 0;
+    const write = (key: string, refuse: boolean): GroupedWrite => ({
+      req: {
+        id: `req_${key}`,
+        auth: { merchantId, environment: 'sandbox' },
+        idempotency: {
+          key,
+          endpoint: 'POST /v1/test',
+          requestHash: 'h',
+          settled: false,
+          noStore: false,
+          now: Date.now,
+        },
+      } as any,
+      reply: {
+        code() {
+          return this;
+        },
+        serialize: (b: unknown) => JSON.stringify(b),
+      } as any,
+      effect: async (trx) => {
+        runs++;
+        await sql`INSERT INTO gc_lone_probe (key) VALUES (${key})`.execute(trx);
+        if (refuse) throw new ApiError('insufficient_balance');
+        return { status: 201, body: { key } };
+      },
+    });
+    const savepoints = () => sent.filter((s) => /^\s*(SAVEPOINT|ROLLBACK TO SAVEPOINT)/.test(s)).length;
+
+    const accepted = randomUUID();
+    assert.deepEqual(await group.submit('', `${merchantId}|sandbox`, write(accepted, false)), {
+      status: 201,
+      body: JSON.stringify({ key: accepted }),
+    });
+    assert.equal(runs, 1);
+    assert.equal(savepoints(), 0, 'no savepoint for a lone write that succeeds');
+
+    const refused = randomUUID();
+    const outcome = await group.submit('', `${merchantId}|sandbox`, write(refused, true));
+    assert.ok('refusal' in outcome! && outcome.refusal.code === 'insufficient_balance');
+    assert.equal(runs, 3, 'run bare, then again behind a savepoint');
+    assert.equal(savepoints(), 2, 'the second run: its savepoint and the rollback to it');
+    const probe = await sql<{
+      key: string;
+    }>`SELECT key FROM gc_lone_probe WHERE key IN (${accepted}, ${refused})`.execute(service.ctx.db);
+    assert.deepEqual(
+      probe.rows.map((r) => r.key),
+      [accepted],
+      'neither run of the refused write left its row',
+    );
+    const stored = await service.ctx.db
+      .selectFrom('idempotency_keys')
+      .select(['key', 'status_code'])
+      .where('merchant_id', '=', merchantId)
+      .orderBy('status_code')
+      .execute();
+    assert.deepEqual(
+      stored.map((r) => [r.key, r.status_code]),
+      [
+        [accepted, 201],
+        [refused, 400],
+      ],
+      "the refusal is its key's result",
+    );
+    await sql`DROP TABLE gc_lone_probe`.execute(service.ctx.db);
+  });
+
   it(
     "does not deadlock with another transaction of the merchant that holds a member's account " + '(PostgreSQL)',
     async (t) => {

@@ -65,6 +65,18 @@ export interface GroupedWrite {
   claimLeaseMs?: number;
 }
 
+/**
+ * Thrown by a batch of one write run without a savepoint (`bare`) whose effect failed: the
+ * transaction holds part of the effect, so it is rolled back and the batch runs again with the
+ * savepoint (write-group.ts). A lone write's normal path thus saves the savepoint's statement;
+ * only its refusals pay a second transaction.
+ */
+export class BareEffectFailed extends Error {
+  constructor() {
+    super('a lone write without a savepoint failed: run its batch again with one');
+  }
+}
+
 /** The group committer of idempotent writes (`createWriteGroup`). */
 export type WriteGroup = GroupCommitter<GroupedWrite, WriteOutcome>;
 
@@ -92,7 +104,13 @@ interface PendingRecord extends ResultRow {
 export async function runWriteBatch(
   trx: Transaction<Database>,
   writes: readonly GroupedWrite[],
-  options: { stats?: { together: number }; fallback?: boolean; locked?: () => void } = {},
+  options: {
+    stats?: { together: number };
+    fallback?: boolean;
+    locked?: () => void;
+    /** A batch of one write runs its effect without a savepoint; a failure throws `BareEffectFailed`. */
+    bare?: boolean;
+  } = {},
 ): Promise<WriteOutcome[]> {
   const outcomes: (WriteOutcome | undefined)[] = writes.map(() => undefined);
   // Every merchant's write lock, in one global order (byte order): two batches that share
@@ -223,18 +241,20 @@ export async function runWriteBatch(
           return;
         }
       }
-      await savepointEffect(trx);
+      const bare = options.bare && writes.length === 1;
+      if (!bare) await savepointEffect(trx);
       try {
         succeeded(i, await effect(trx));
       } catch (err) {
         // A deadlock ends the whole batch: its transaction keeps the locks taken before the
         // savepoint, so only running the batch again from its first statement is safe.
         if (conflictStateOf(err) !== undefined) throw err;
+        if (bare) throw new BareEffectFailed();
         await rollbackEffect(trx);
         await refused(i, err);
       }
     } catch (err) {
-      if (conflictStateOf(err) !== undefined) throw err;
+      if (conflictStateOf(err) !== undefined || err instanceof BareEffectFailed) throw err;
       outcomes[i] = { error: err };
     }
   };

@@ -5,7 +5,13 @@ import { GroupCommitter, type BatchOptions } from './group-commit.js';
 import { withConflictRetry } from './conflict-retry.js';
 import { ReplaySignal, executeWrite, holdClaim, sendReplay, type WriteResult } from './idempotency.js';
 import { afterRefusal } from './same-key-refusal.js';
-import { runWriteBatch, type GroupedWrite, type WriteGroup, type WriteOutcome } from './write-batch.js';
+import {
+  BareEffectFailed,
+  runWriteBatch,
+  type GroupedWrite,
+  type WriteGroup,
+  type WriteOutcome,
+} from './write-batch.js';
 
 /*
  * The group committer of idempotent writes (docs/group-commit.md): a grouped route's write is
@@ -72,15 +78,32 @@ export async function executeGroupedWrite<T>(
  * transactions at once (leave connections for reads and for writes that are not grouped).
  */
 export function createWriteGroup(db: Kysely<Database>, options: BatchOptions): WriteGroup {
-  const run = (writes: readonly GroupedWrite[], fallback?: boolean, locked?: () => void) =>
-    db.transaction().execute((trx) => runWriteBatch(trx, writes, { stats: group.stats, fallback, locked }));
+  const run = (writes: readonly GroupedWrite[], fallback: boolean | undefined, locked?: () => void, bare = false) =>
+    db.transaction().execute((trx) => runWriteBatch(trx, writes, { stats: group.stats, fallback, locked, bare }));
+  // A batch of one write runs its effect without a savepoint (one statement less); when the effect
+  // fails, its transaction is rolled back whole and the batch runs again with the savepoint, which
+  // stores a refusal as the key's result (BareEffectFailed).
+  const runBare = (writes: readonly GroupedWrite[], fallback?: boolean, locked?: () => void) => {
+    const flags = flagsOf(writes);
+    return run(writes, fallback, locked, !fallback).catch((err: unknown) => {
+      if (!(err instanceof BareEffectFailed)) throw err;
+      flags.restore();
+      return run(writes, fallback, locked);
+    });
+  };
   const group: WriteGroup = new GroupCommitter<GroupedWrite, WriteOutcome>(
     {
-      runBatch: (writes, fallback, locked) => runAgainAfterConflict(writes, () => run(writes, fallback, locked)),
+      runBatch: (writes, fallback, locked) => runAgainAfterConflict(writes, () => runBare(writes, fallback, locked)),
     },
     options,
   );
   return group;
+}
+
+/** The writes' record flags as they are now, to put back before a batch runs again. */
+function flagsOf(writes: readonly GroupedWrite[]) {
+  const flags = writes.map(({ req }) => ({ settled: req.idempotency!.settled, noStore: req.idempotency!.noStore }));
+  return { restore: () => writes.forEach(({ req }, i) => Object.assign(req.idempotency!, flags[i])) };
 }
 
 /**
@@ -93,9 +116,9 @@ function runAgainAfterConflict(
   writes: readonly GroupedWrite[],
   batch: () => Promise<WriteOutcome[]>,
 ): Promise<WriteOutcome[]> {
-  const flags = writes.map(({ req }) => ({ settled: req.idempotency!.settled, noStore: req.idempotency!.noStore }));
+  const flags = flagsOf(writes);
   return withConflictRetry(batch, {
-    beforeAttempt: () => writes.forEach(({ req }, i) => Object.assign(req.idempotency!, flags[i])),
+    beforeAttempt: flags.restore,
     onRetry: (info) =>
       writes[0]!.req.log.warn(
         { ...info, writes: writes.length },
