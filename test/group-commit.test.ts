@@ -314,7 +314,7 @@ describe('group commit', () => {
     assert.deepEqual(stored.map((r) => r.key).sort(), [keys[0], keys[2]].sort(), 'the failed write left no record');
   });
 
-  it('runs a lone write without a savepoint; a refused one is undone whole, run again behind one and stored', async () => {
+  it('runs a lone write without a savepoint; a refused one is undone, then run behind one and stored', async () => {
     const merchantId = (await newMerchantClient(service)).merchantId;
     await sql`CREATE TABLE IF NOT EXISTS gc_lone_probe (key text)`.execute(service.ctx.db);
     // The statements the group's transactions send, as text (Kysely hands raw SQL to plugins as fragments).
