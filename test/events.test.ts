@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { pumpWebhooks, startReceiver } from './support/webhook-receiver.js';
+import { pumpWebhooks, withReceiver } from './support/webhook-receiver.js';
 import { clientFor, createKey, newMerchantClient, useTestService } from './support/service.js';
 
 /*
@@ -142,21 +142,21 @@ describe('GET /v1/events and /v1/events/{id}', () => {
       // Both events so far were fanned out to no endpoint: no_subscriber.
       await pumpWebhooks(service, async () => (await list(client, { delivery_success: false })).data.length === 2);
       assert.deepEqual((await list(client, { delivery_success: true })).data, []);
-      const receiver = await startReceiver((r) => (r.body.includes('deposit.credited') ? 500 : 200));
-      try {
-        await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] });
-        const more = await someEvents(client);
-        await pumpWebhooks(service, async () => receiver.received.length >= 2);
-        await pumpWebhooks(service, async () => (await list(client, { delivery_success: true })).data.length === 1);
-        assert.deepEqual(
-          (await list(client, { delivery_success: true })).data.map((e) => e.data.id),
-          [more.withdrawalId],
-        );
-        const failed = (await list(client, { delivery_success: false })).data.map((e) => e.data.id);
-        assert.deepEqual(failed, [more.depositId, ids.withdrawalId, ids.depositId]);
-      } finally {
-        await receiver.close();
-      }
+      await withReceiver(
+        (r) => (r.body.includes('deposit.credited') ? 500 : 200),
+        async (receiver) => {
+          await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] });
+          const more = await someEvents(client);
+          await pumpWebhooks(service, async () => receiver.received.length >= 2);
+          await pumpWebhooks(service, async () => (await list(client, { delivery_success: true })).data.length === 1);
+          assert.deepEqual(
+            (await list(client, { delivery_success: true })).data.map((e) => e.data.id),
+            [more.withdrawalId],
+          );
+          const failed = (await list(client, { delivery_success: false })).data.map((e) => e.data.id);
+          assert.deepEqual(failed, [more.depositId, ids.withdrawalId, ids.depositId]);
+        },
+      );
     },
   );
 
@@ -181,88 +181,91 @@ describe('POST /v1/webhooks/endpoints/{id}/replay', () => {
     async () => {
       const { client: c } = await newMerchantClient(service);
       let failing = true;
-      const receiver = await startReceiver(() => (failing ? 500 : 200));
-      try {
-        const endpoint = (await c.webhooks.createEndpoint({
-          url: receiver.url(),
-          event_types: ['deposit.credited'],
-        })) as { id: string };
-        const start = new Date(Date.now() - 1000).toISOString();
-        const a = await someEvents(c);
-        const b = await someEvents(c);
-        // Both deposits' first attempts fail; the withdrawals go to nobody (no_subscriber).
-        await pumpWebhooks(service, async () => receiver.received.length >= 2);
-        const replay = (body: unknown, key = randomUUID()) =>
-          c.request<{ id: string; queued: number }>({
-            method: 'POST',
-            path: `/v1/webhooks/endpoints/${endpoint.id}/replay`,
-            body,
-            idempotencyKey: key,
+      await withReceiver(
+        () => (failing ? 500 : 200),
+        async (receiver) => {
+          const endpoint = (await c.webhooks.createEndpoint({
+            url: receiver.url(),
+            event_types: ['deposit.credited'],
+          })) as { id: string };
+          const start = new Date(Date.now() - 1000).toISOString();
+          const a = await someEvents(c);
+          const b = await someEvents(c);
+          // Both deposits' first attempts fail; the withdrawals go to nobody (no_subscriber).
+          await pumpWebhooks(service, async () => receiver.received.length >= 2);
+          const replay = (body: unknown, key = randomUUID()) =>
+            c.request<{ id: string; queued: number }>({
+              method: 'POST',
+              path: `/v1/webhooks/endpoints/${endpoint.id}/replay`,
+              body,
+              idempotencyKey: key,
+            });
+          failing = false;
+          const key = randomUUID();
+          assert.deepEqual(await replay({ since: start }, key), { id: endpoint.id, queued: 2 });
+          // Same key: the stored answer; nothing queued again.
+          assert.deepEqual(await replay({ since: start }, key), { id: endpoint.id, queued: 2 });
+          await pumpWebhooks(service, async () => receiver.received.filter((r) => r.headers['webhook-id']).length >= 4);
+          await pumpWebhooks(
+            service,
+            async () => (await list(c, { delivery_success: true, type: 'deposit.credited' })).data.length === 2,
+          );
+          const ids = receiver.received
+            .slice(2)
+            .map((r) => JSON.parse(r.body).data.id)
+            .sort();
+          assert.deepEqual(ids, [a.depositId, b.depositId].sort());
+          // Everything sent: nothing failed left to replay; all of them again with only_failed false.
+          assert.deepEqual(await replay({ since: start }), { id: endpoint.id, queued: 0 });
+          assert.deepEqual(await replay({ since: start, only_failed: false }), { id: endpoint.id, queued: 2 });
+          await pumpWebhooks(service, async () => receiver.received.length >= 6);
+          // A range: `until` excludes the later events.
+          const all = (await list(c, { type: 'deposit.credited' })).data;
+          await pumpWebhooks(
+            service,
+            async () => (await list(c, { delivery_success: true, type: 'deposit.credited' })).data.length === 2,
+          );
+          assert.deepEqual(await replay({ since: start, until: all[0]!.created_at, only_failed: false }), {
+            id: endpoint.id,
+            queued: 1,
           });
-        failing = false;
-        const key = randomUUID();
-        assert.deepEqual(await replay({ since: start }, key), { id: endpoint.id, queued: 2 });
-        // Same key: the stored answer; nothing queued again.
-        assert.deepEqual(await replay({ since: start }, key), { id: endpoint.id, queued: 2 });
-        await pumpWebhooks(service, async () => receiver.received.filter((r) => r.headers['webhook-id']).length >= 4);
-        await pumpWebhooks(
-          service,
-          async () => (await list(c, { delivery_success: true, type: 'deposit.credited' })).data.length === 2,
-        );
-        const ids = receiver.received
-          .slice(2)
-          .map((r) => JSON.parse(r.body).data.id)
-          .sort();
-        assert.deepEqual(ids, [a.depositId, b.depositId].sort());
-        // Everything sent: nothing failed left to replay; all of them again with only_failed false.
-        assert.deepEqual(await replay({ since: start }), { id: endpoint.id, queued: 0 });
-        assert.deepEqual(await replay({ since: start, only_failed: false }), { id: endpoint.id, queued: 2 });
-        await pumpWebhooks(service, async () => receiver.received.length >= 6);
-        // A range: `until` excludes the later events.
-        const all = (await list(c, { type: 'deposit.credited' })).data;
-        await pumpWebhooks(
-          service,
-          async () => (await list(c, { delivery_success: true, type: 'deposit.credited' })).data.length === 2,
-        );
-        assert.deepEqual(await replay({ since: start, until: all[0]!.created_at, only_failed: false }), {
-          id: endpoint.id,
-          queued: 1,
-        });
-        await pumpWebhooks(service, async () => receiver.received.length >= 7);
-        // Refusals.
-        await expectCode(replay({ since: new Date(Date.now() - 31 * 86_400_000).toISOString() }), 'state_invalid', 400);
-        await expectCode(replay({ since: start, until: start }), 'invalid_request', 400);
-        await expectCode(
-          c.request({
-            method: 'POST',
-            path: `/v1/webhooks/endpoints/${endpoint.id}/replay`,
-            body: { since: start },
-            idempotencyKey: false,
-          }),
-          'idempotency_key_required',
-          400,
-        );
-        await c.webhooks.disableEndpoint(endpoint.id);
-        await expectCode(replay({ since: start }), 'state_invalid', 400);
-        await expectCode(
-          c.request({
-            method: 'POST',
-            path: `/v1/webhooks/endpoints/whe_${randomUUID()}/replay`,
-            body: { since: start },
-          }),
-          'not_found',
-          404,
-        );
-      } finally {
-        await receiver.close();
-      }
+          await pumpWebhooks(service, async () => receiver.received.length >= 7);
+          // Refusals.
+          await expectCode(
+            replay({ since: new Date(Date.now() - 31 * 86_400_000).toISOString() }),
+            'state_invalid',
+            400,
+          );
+          await expectCode(replay({ since: start, until: start }), 'invalid_request', 400);
+          await expectCode(
+            c.request({
+              method: 'POST',
+              path: `/v1/webhooks/endpoints/${endpoint.id}/replay`,
+              body: { since: start },
+              idempotencyKey: false,
+            }),
+            'idempotency_key_required',
+            400,
+          );
+          await c.webhooks.disableEndpoint(endpoint.id);
+          await expectCode(replay({ since: start }), 'state_invalid', 400);
+          await expectCode(
+            c.request({
+              method: 'POST',
+              path: `/v1/webhooks/endpoints/whe_${randomUUID()}/replay`,
+              body: { since: start },
+            }),
+            'not_found',
+            404,
+          );
+        },
+      );
     },
   );
 
   it('binds an event that had no subscriber to the endpoint', async () => {
     const { client: c } = await newMerchantClient(service);
-    const receiver = await startReceiver();
-    try {
+    await withReceiver(async (receiver) => {
       const start = new Date(Date.now() - 1000).toISOString();
       const a = await someEvents(c);
       await pumpWebhooks(service, async () => (await list(c, { delivery_success: false })).data.length === 2);
@@ -281,9 +284,7 @@ describe('POST /v1/webhooks/endpoints/{id}/replay', () => {
       await pumpWebhooks(service, async () => receiver.received.length >= 1);
       assert.equal(JSON.parse(receiver.received[0]!.body).data.id, a.withdrawalId);
       await pumpWebhooks(service, async () => (await list(c, { delivery_success: true })).data.length === 1);
-    } finally {
-      await receiver.close();
-    }
+    });
   });
 });
 
@@ -292,45 +293,45 @@ describe('retention on the sandbox clock', () => {
     'prunes events past EVENT_RETENTION_DAYS with their delivery records, ' + 'never one a delivery still needs',
     async () => {
       const { client: c } = await newMerchantClient(service);
-      const receiver = await startReceiver(() => 500);
-      try {
-        await c.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] });
-        const old = await someEvents(c);
-        // Fanned out: the deposit's first attempt fails (retries to come), the withdrawal had no subscriber.
-        await pumpWebhooks(service, async () => receiver.received.length >= 1);
-        const deliveries = async () =>
-          (
-            await c.request<{ data: { event_id: string; status: string }[] }>({
-              method: 'GET',
-              path: '/v1/webhooks/deliveries',
-              query: { limit: '100' },
-            })
-          ).data;
-        assert.equal((await deliveries()).length, 2);
-        await c.sandbox.advanceClock(29 * 86_400);
-        assert.equal((await list(c)).data.length, 2, 'kept for 30 days');
-        // Written now and not fanned out yet (no worker runs here): a delivery still needs them.
-        const fresh = await someEvents(c);
-        await c.sandbox.advanceClock(2 * 86_400 + 60);
-        // The old deposit's retries ran out (dead) as the clock passed them; then both old events went, with their
-        // records.
-        assert.deepEqual(
-          (await list(c)).data.map((e) => e.data.id).sort(),
-          [fresh.depositId, fresh.withdrawalId].sort(),
-        );
-        assert.deepEqual(await deliveries(), []);
-        assert.ok(receiver.received.length > 1, 'the retries were attempted before the prune');
-        await c.sandbox.advanceClock(29 * 86_400);
-        assert.equal((await list(c)).data.length, 2, 'not fanned out: kept past the retention');
-        // Fanned out now: as soon as their records end (the withdrawal's at once, no_subscriber; the
-        // deposit's once its endpoint, failing for days, is disabled and the record goes dead), the
-        // ticker prunes them on the merchant's time.
-        await pumpWebhooks(service, async () => (await list(c)).data.length === 0);
-        assert.deepEqual(await deliveries(), []);
-        void old;
-      } finally {
-        await receiver.close();
-      }
+      await withReceiver(
+        () => 500,
+        async (receiver) => {
+          await c.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] });
+          const old = await someEvents(c);
+          // Fanned out: the deposit's first attempt fails (retries to come), the withdrawal had no subscriber.
+          await pumpWebhooks(service, async () => receiver.received.length >= 1);
+          const deliveries = async () =>
+            (
+              await c.request<{ data: { event_id: string; status: string }[] }>({
+                method: 'GET',
+                path: '/v1/webhooks/deliveries',
+                query: { limit: '100' },
+              })
+            ).data;
+          assert.equal((await deliveries()).length, 2);
+          await c.sandbox.advanceClock(29 * 86_400);
+          assert.equal((await list(c)).data.length, 2, 'kept for 30 days');
+          // Written now and not fanned out yet (no worker runs here): a delivery still needs them.
+          const fresh = await someEvents(c);
+          await c.sandbox.advanceClock(2 * 86_400 + 60);
+          // The old deposit's retries ran out (dead) as the clock passed them; then both old events went, with their
+          // records.
+          assert.deepEqual(
+            (await list(c)).data.map((e) => e.data.id).sort(),
+            [fresh.depositId, fresh.withdrawalId].sort(),
+          );
+          assert.deepEqual(await deliveries(), []);
+          assert.ok(receiver.received.length > 1, 'the retries were attempted before the prune');
+          await c.sandbox.advanceClock(29 * 86_400);
+          assert.equal((await list(c)).data.length, 2, 'not fanned out: kept past the retention');
+          // Fanned out now: as soon as their records end (the withdrawal's at once, no_subscriber; the
+          // deposit's once its endpoint, failing for days, is disabled and the record goes dead), the
+          // ticker prunes them on the merchant's time.
+          await pumpWebhooks(service, async () => (await list(c)).data.length === 0);
+          assert.deepEqual(await deliveries(), []);
+          void old;
+        },
+      );
     },
   );
 });

@@ -27,7 +27,7 @@ import {
   useTestService,
   instantUpstreams,
 } from './support/service.js';
-import { startReceiver } from './support/webhook-receiver.js';
+import { withReceiver } from './support/webhook-receiver.js';
 
 /**
  * The longest another merchant's read (two requests) may take from when it was due while an
@@ -153,111 +153,113 @@ describe('sandbox clock: an advance shares the process', () => {
     "a year's advance of a merchant with data: another merchant's production reads keep answering, and " +
       'everything due in the year has run',
     async () => {
-      const receiver = await startReceiver(() => 500);
-      try {
-        const { client, merchantId } = await newMerchantClient(service);
-        await client.webhooks.createEndpoint({
-          url: receiver.url(),
-          event_types: ['deposit.credited', 'withdrawal.locked'],
-        });
-        const fixed = (await client.earn.products()).find((p) => p.type === 'fixed')!;
-        const members = Array.from({ length: 12 }, (_, i) => `yr-${i}-${randomUUID().slice(0, 6)}`);
-        const earnOrders: string[] = [];
-        const quotes: string[] = [];
-        for (const [i, m] of members.entries()) {
-          const member = await client.members.create({ external_member_id: m });
-          await client.deposits.create({ member_id: m, asset: 'USDT', amount: '1000', tx_hash: `0x${randomUUID()}` });
-          if (i % 3 === 0) {
-            const w = await client.withdrawals.create(
-              { asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '10' },
-              { onBehalfOf: m },
+      await withReceiver(
+        () => 500,
+        async (receiver) => {
+          const { client, merchantId } = await newMerchantClient(service);
+          await client.webhooks.createEndpoint({
+            url: receiver.url(),
+            event_types: ['deposit.credited', 'withdrawal.locked'],
+          });
+          const fixed = (await client.earn.products()).find((p) => p.type === 'fixed')!;
+          const members = Array.from({ length: 12 }, (_, i) => `yr-${i}-${randomUUID().slice(0, 6)}`);
+          const earnOrders: string[] = [];
+          const quotes: string[] = [];
+          for (const [i, m] of members.entries()) {
+            const member = await client.members.create({ external_member_id: m });
+            await client.deposits.create({ member_id: m, asset: 'USDT', amount: '1000', tx_hash: `0x${randomUUID()}` });
+            if (i % 3 === 0) {
+              const w = await client.withdrawals.create(
+                { asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '10' },
+                { onBehalfOf: m },
+              );
+              await client.withdrawals.confirm(w.id);
+            }
+            earnOrders.push(
+              (await client.earn.subscribe({ product_id: fixed.id, amount: '100' }, { onBehalfOf: m })).id,
             );
-            await client.withdrawals.confirm(w.id);
+            if (i < 4)
+              assert.equal(
+                (
+                  await admin(service, 'POST', `/admin/v1/members/${member.id}/kyc-review`, {
+                    decision: 'approved',
+                    level: 1,
+                  })
+                ).status,
+                200,
+              );
+            if (i < 4)
+              quotes.push(
+                (
+                  await client.exchange.quote(
+                    { from_asset: 'USDT', to_asset: 'USDC', from_amount: '5', lock: true },
+                    { onBehalfOf: m },
+                  )
+                ).quote_id!,
+              );
           }
-          earnOrders.push((await client.earn.subscribe({ product_id: fixed.id, amount: '100' }, { onBehalfOf: m })).id);
-          if (i < 4)
-            assert.equal(
-              (
-                await admin(service, 'POST', `/admin/v1/members/${member.id}/kyc-review`, {
-                  decision: 'approved',
-                  level: 1,
-                })
-              ).status,
-              200,
-            );
-          if (i < 4)
-            quotes.push(
-              (
-                await client.exchange.quote(
-                  { from_asset: 'USDT', to_asset: 'USDC', from_amount: '5', lock: true },
-                  { onBehalfOf: m },
-                )
-              ).quote_id!,
-            );
-        }
-        // The events' deliveries are made and tried once (500): each waits for its retries on the merchant's clock.
-        await service.workers.tick();
-        await service.workers.jobs.drain();
-        const deliveries = async () => {
-          const all = [];
-          for await (const d of client.webhooks.deliveries()) all.push(d);
-          return all;
-        };
-        // The events no endpoint subscribes to have `no_subscriber` records: nothing to send.
-        const before = (await deliveries()).filter((d) => d.status !== 'no_subscriber');
-        assert.ok(
-          before.length >= members.length + members.length / 3,
-          `a delivery per deposit and per withdrawal (${before.length})`,
-        );
-        assert.ok(
-          before.every((d) => d.status === 'failed' && d.attempts === 1),
-          `each tried once and waiting for a retry: ${JSON.stringify(before.map((d) => [d.status, d.attempts]))}`,
-        );
-
-        const reads = keepReading(await productionReader(service));
-        await new Promise((r) => setTimeout(r, 100));
-        const start = performance.now();
-        const moved = await client.sandbox.advanceClock(year);
-        const end = performance.now();
-        assertKeptAnswering(await reads.stop(), start, end, "a year's advance");
-        assert.ok(end - start < advanceAnswerMaxMs, `the advance answered in ${Math.round(end - start)} ms`);
-
-        // Every effect due within the year has run.
-        const now = Date.parse(moved.now);
-        assert.ok(now - Date.now() >= year * 1000 - 60_000, 'the clock moved a year');
-        // The first attempt and the seven retries of the default schedule, each posted to the receiver.
-        // A record ends dead; its event's retention (30 days of the merchant's time, events.retention)
-        // may since have removed both.
-        assert.equal(receiver.received.length, before.length * 8, 'every retry of every delivery ran');
-        for (const d of (await deliveries()).filter((x) => before.some((b) => b.id === x.id))) {
-          assert.equal(
-            d.status,
-            'dead',
-            `delivery ${d.id}: every retry of the schedule ran (${d.status}, ${d.attempts} attempts)`,
+          // The events' deliveries are made and tried once (500): each waits for its retries on the merchant's clock.
+          await service.workers.tick();
+          await service.workers.jobs.drain();
+          const deliveries = async () => {
+            const all = [];
+            for await (const d of client.webhooks.deliveries()) all.push(d);
+            return all;
+          };
+          // The events no endpoint subscribes to have `no_subscriber` records: nothing to send.
+          const before = (await deliveries()).filter((d) => d.status !== 'no_subscriber');
+          assert.ok(
+            before.length >= members.length + members.length / 3,
+            `a delivery per deposit and per withdrawal (${before.length})`,
           );
-          assert.equal(d.attempts, 8);
-        }
-        const rows = await service.ctx.db
-          .selectFrom('earn_orders')
-          .select(['id', 'status', 'days_accrued'])
-          .where('id', 'in', earnOrders)
-          .execute();
-        assert.deepEqual(
-          rows.map((o) => [o.status, o.days_accrued]),
-          earnOrders.map(() => ['settled', 30]),
-          'each fixed-term order accrued its 30 days and matured',
-        );
-        for (const [i, q] of quotes.entries())
-          assert.equal((await client.exchange.get(q, { onBehalfOf: members[i]! })).status, 'expired');
-        const clock = await service.ctx.db
-          .selectFrom('sandbox_clocks')
-          .select('advance_lease_until')
-          .where('merchant_id', '=', merchantId)
-          .executeTakeFirstOrThrow();
-        assert.equal(clock.advance_lease_until, null, 'the clock is free again');
-      } finally {
-        await receiver.close();
-      }
+          assert.ok(
+            before.every((d) => d.status === 'failed' && d.attempts === 1),
+            `each tried once and waiting for a retry: ${JSON.stringify(before.map((d) => [d.status, d.attempts]))}`,
+          );
+
+          const reads = keepReading(await productionReader(service));
+          await new Promise((r) => setTimeout(r, 100));
+          const start = performance.now();
+          const moved = await client.sandbox.advanceClock(year);
+          const end = performance.now();
+          assertKeptAnswering(await reads.stop(), start, end, "a year's advance");
+          assert.ok(end - start < advanceAnswerMaxMs, `the advance answered in ${Math.round(end - start)} ms`);
+
+          // Every effect due within the year has run.
+          const now = Date.parse(moved.now);
+          assert.ok(now - Date.now() >= year * 1000 - 60_000, 'the clock moved a year');
+          // The first attempt and the seven retries of the default schedule, each posted to the receiver.
+          // A record ends dead; its event's retention (30 days of the merchant's time, events.retention)
+          // may since have removed both.
+          assert.equal(receiver.received.length, before.length * 8, 'every retry of every delivery ran');
+          for (const d of (await deliveries()).filter((x) => before.some((b) => b.id === x.id))) {
+            assert.equal(
+              d.status,
+              'dead',
+              `delivery ${d.id}: every retry of the schedule ran (${d.status}, ${d.attempts} attempts)`,
+            );
+            assert.equal(d.attempts, 8);
+          }
+          const rows = await service.ctx.db
+            .selectFrom('earn_orders')
+            .select(['id', 'status', 'days_accrued'])
+            .where('id', 'in', earnOrders)
+            .execute();
+          assert.deepEqual(
+            rows.map((o) => [o.status, o.days_accrued]),
+            earnOrders.map(() => ['settled', 30]),
+            'each fixed-term order accrued its 30 days and matured',
+          );
+          for (const [i, q] of quotes.entries())
+            assert.equal((await client.exchange.get(q, { onBehalfOf: members[i]! })).status, 'expired');
+          const clock = await service.ctx.db
+            .selectFrom('sandbox_clocks')
+            .select('advance_lease_until')
+            .where('merchant_id', '=', merchantId)
+            .executeTakeFirstOrThrow();
+          assert.equal(clock.advance_lease_until, null, 'the clock is free again');
+        },
+      );
     },
   );
 

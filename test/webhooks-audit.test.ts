@@ -5,7 +5,7 @@ import type { MerchantWalletClient, WebhookDelivery } from '@merchant-wallet/sdk
 import type { RunningService } from '../src/server.js';
 import { admin, clientFor, createKey, newMerchantClient, useTestService } from './support/service.js';
 import { MerchantWalletError } from '@merchant-wallet/sdk';
-import { pumpWebhooks, startReceiver, type Answer } from './support/webhook-receiver.js';
+import { pumpWebhooks, withReceiver, type Answer } from './support/webhook-receiver.js';
 
 /*
  * Conformance of webhook requests and of what each kind of answer does, through a real receiver:
@@ -50,8 +50,7 @@ describe('webhooks: conformance of requests and answers', () => {
     'signs "{webhook-id}.{webhook-timestamp}.{body}" with the base64-decoded secret (HMAC-SHA256 written here ' +
       'from extensions §5)',
     async () => {
-      const receiver = await startReceiver();
-      try {
+      await withReceiver(async (receiver) => {
         const { endpoint } = await oneEvent(receiver.url());
         await pumpWebhooks(service, () => receiver.received.length >= 1);
         const [r] = receiver.received;
@@ -69,9 +68,7 @@ describe('webhooks: conformance of requests and answers', () => {
         // The key is the decoded secret, not its text.
         const withText = createHmac('sha256', endpoint.secret).update(`${id}.${timestamp}.${r!.body}`).digest('base64');
         assert.notEqual(r!.headers['webhook-signature'], `v1,${withText}`);
-      } finally {
-        await receiver.close();
-      }
+      });
     },
   );
 
@@ -99,45 +96,45 @@ describe('webhooks: conformance of requests and answers', () => {
           }, timeoutMs + 500);
         },
       };
-      const receiver = await startReceiver((r) => answers[r.path] ?? 200);
-      try {
-        const expected: Record<string, { status: string; last_http_status: number }> = {
-          '/no-content': { status: 'sent', last_http_status: 204 },
-          '/accepted': { status: 'sent', last_http_status: 202 },
-          '/moved': { status: 'failed', last_http_status: 302 },
-          '/bad': { status: 'failed', last_http_status: 400 },
-          '/missing': { status: 'failed', last_http_status: 404 },
-          '/busy': { status: 'failed', last_http_status: 503 },
-          '/hang': { status: 'failed', last_http_status: 0 },
-          '/late-ok': { status: 'failed', last_http_status: 0 },
-        };
-        const merchants = await Promise.all(
-          Object.keys(expected).map(async (path) => ({ path, ...(await oneEvent(receiver.url(path))) })),
-        );
-        await pumpWebhooks(service, async () => {
-          for (const m of merchants) if ((await deliveries(m.client))[0]?.attempts !== 1) return false;
-          return true;
-        });
-        for (const m of merchants) {
-          const [d] = await deliveries(m.client);
-          assert.deepEqual({ status: d!.status, last_http_status: d!.last_http_status }, expected[m.path], m.path);
-          if (d!.status === 'sent') assert.equal(d!.next_attempt_at, '', `${m.path}: nothing planned after success`);
-          else assert.ok(Date.parse(d!.next_attempt_at) > Date.parse(d!.created_at), `${m.path}: a retry is planned`);
-          const [endpoint] = await m.client.webhooks.listEndpoints();
-          assert.equal(endpoint!.status, 'enabled', `${m.path}: one failure does not disable`);
-        }
-        assert.equal(receiver.received.filter((r) => r.path === '/target').length, 0, 'a redirect is not followed');
-        assert.equal(receiver.received.filter((r) => r.path === '/moved').length, 1);
-        const log = await admin(
-          service,
-          'GET',
-          '/admin/v1/webhooks/deliveries/' +
-            (await deliveries(merchants.find((m) => m.path === '/hang')!.client))[0]!.id,
-        );
-        assert.match(String(log.body.last_error), /no answer within/);
-      } finally {
-        await receiver.close();
-      }
+      await withReceiver(
+        (r) => answers[r.path] ?? 200,
+        async (receiver) => {
+          const expected: Record<string, { status: string; last_http_status: number }> = {
+            '/no-content': { status: 'sent', last_http_status: 204 },
+            '/accepted': { status: 'sent', last_http_status: 202 },
+            '/moved': { status: 'failed', last_http_status: 302 },
+            '/bad': { status: 'failed', last_http_status: 400 },
+            '/missing': { status: 'failed', last_http_status: 404 },
+            '/busy': { status: 'failed', last_http_status: 503 },
+            '/hang': { status: 'failed', last_http_status: 0 },
+            '/late-ok': { status: 'failed', last_http_status: 0 },
+          };
+          const merchants = await Promise.all(
+            Object.keys(expected).map(async (path) => ({ path, ...(await oneEvent(receiver.url(path))) })),
+          );
+          await pumpWebhooks(service, async () => {
+            for (const m of merchants) if ((await deliveries(m.client))[0]?.attempts !== 1) return false;
+            return true;
+          });
+          for (const m of merchants) {
+            const [d] = await deliveries(m.client);
+            assert.deepEqual({ status: d!.status, last_http_status: d!.last_http_status }, expected[m.path], m.path);
+            if (d!.status === 'sent') assert.equal(d!.next_attempt_at, '', `${m.path}: nothing planned after success`);
+            else assert.ok(Date.parse(d!.next_attempt_at) > Date.parse(d!.created_at), `${m.path}: a retry is planned`);
+            const [endpoint] = await m.client.webhooks.listEndpoints();
+            assert.equal(endpoint!.status, 'enabled', `${m.path}: one failure does not disable`);
+          }
+          assert.equal(receiver.received.filter((r) => r.path === '/target').length, 0, 'a redirect is not followed');
+          assert.equal(receiver.received.filter((r) => r.path === '/moved').length, 1);
+          const log = await admin(
+            service,
+            'GET',
+            '/admin/v1/webhooks/deliveries/' +
+              (await deliveries(merchants.find((m) => m.path === '/hang')!.client))[0]!.id,
+          );
+          assert.match(String(log.body.last_error), /no answer within/);
+        },
+      );
     },
   );
   it(
@@ -186,52 +183,52 @@ describe('webhooks: conformance of requests and answers', () => {
       'merchant:read and answers {id, queued: true}',
     async () => {
       let answer = 503;
-      const receiver = await startReceiver(() => answer);
-      try {
-        const { client, endpoint, merchantId } = await oneEvent(receiver.url());
-        await pumpWebhooks(service, () => receiver.received.length >= 1);
-        await client.sandbox.advanceClock(retryMs / 1000 + 1);
-        await pumpWebhooks(service, () => receiver.received.length >= 2);
-        const verify = (r: (typeof receiver.received)[number]) => {
-          const key = Buffer.from(endpoint.secret.slice('whsec_'.length), 'base64');
-          const id = String(r.headers['webhook-id']);
-          const ts = String(r.headers['webhook-timestamp']);
-          assert.equal(
-            r.headers['webhook-signature'],
-            `v1,${createHmac('sha256', key).update(`${id}.${ts}.${r.body}`).digest('base64')}`,
+      await withReceiver(
+        () => answer,
+        async (receiver) => {
+          const { client, endpoint, merchantId } = await oneEvent(receiver.url());
+          await pumpWebhooks(service, () => receiver.received.length >= 1);
+          await client.sandbox.advanceClock(retryMs / 1000 + 1);
+          await pumpWebhooks(service, () => receiver.received.length >= 2);
+          const verify = (r: (typeof receiver.received)[number]) => {
+            const key = Buffer.from(endpoint.secret.slice('whsec_'.length), 'base64');
+            const id = String(r.headers['webhook-id']);
+            const ts = String(r.headers['webhook-timestamp']);
+            assert.equal(
+              r.headers['webhook-signature'],
+              `v1,${createHmac('sha256', key).update(`${id}.${ts}.${r.body}`).digest('base64')}`,
+            );
+          };
+          const [first, second] = receiver.received;
+          assert.equal(second!.headers['webhook-id'], first!.headers['webhook-id'], 'the event id, for deduplication');
+          assert.equal(second!.body, first!.body, 'the same body');
+          verify(first!);
+          verify(second!);
+          // The third and last attempt fails too: dead. A key with merchant:read alone redelivers it.
+          await client.sandbox.advanceClock(retryMs / 1000 + 1);
+          await pumpWebhooks(service, async () => (await deliveries(client))[0]?.status === 'dead');
+          const [dead] = await deliveries(client);
+          assert.equal(dead!.attempts, 3);
+          const noRead = clientFor(service, await createKey(service, merchantId, { scopes: ['webhooks:write'] }));
+          assert.equal((await noRead.webhooks.listEndpoints()).length, 1, 'webhooks:write includes webhooks:read');
+          await assert.rejects(
+            noRead.webhooks.redeliver(dead!.id),
+            (e: unknown) => e instanceof MerchantWalletError && e.code === 'insufficient_scope' && e.status === 403,
           );
-        };
-        const [first, second] = receiver.received;
-        assert.equal(second!.headers['webhook-id'], first!.headers['webhook-id'], 'the event id, for deduplication');
-        assert.equal(second!.body, first!.body, 'the same body');
-        verify(first!);
-        verify(second!);
-        // The third and last attempt fails too: dead. A key with merchant:read alone redelivers it.
-        await client.sandbox.advanceClock(retryMs / 1000 + 1);
-        await pumpWebhooks(service, async () => (await deliveries(client))[0]?.status === 'dead');
-        const [dead] = await deliveries(client);
-        assert.equal(dead!.attempts, 3);
-        const noRead = clientFor(service, await createKey(service, merchantId, { scopes: ['webhooks:write'] }));
-        assert.equal((await noRead.webhooks.listEndpoints()).length, 1, 'webhooks:write includes webhooks:read');
-        await assert.rejects(
-          noRead.webhooks.redeliver(dead!.id),
-          (e: unknown) => e instanceof MerchantWalletError && e.code === 'insufficient_scope' && e.status === 403,
-        );
-        const logReader = clientFor(service, await createKey(service, merchantId, { scopes: ['merchant:read'] }));
-        answer = 200;
-        assert.deepEqual(await logReader.webhooks.redeliver(dead!.id.slice('whd_'.length)), {
-          id: dead!.id,
-          queued: true,
-        });
-        await pumpWebhooks(service, async () => (await deliveries(client))[0]?.status === 'sent');
-        verify(receiver.received[receiver.received.length - 1]!);
-        assert.equal(
-          receiver.received[receiver.received.length - 1]!.headers['webhook-id'],
-          first!.headers['webhook-id'],
-        );
-      } finally {
-        await receiver.close();
-      }
+          const logReader = clientFor(service, await createKey(service, merchantId, { scopes: ['merchant:read'] }));
+          answer = 200;
+          assert.deepEqual(await logReader.webhooks.redeliver(dead!.id.slice('whd_'.length)), {
+            id: dead!.id,
+            queued: true,
+          });
+          await pumpWebhooks(service, async () => (await deliveries(client))[0]?.status === 'sent');
+          verify(receiver.received[receiver.received.length - 1]!);
+          assert.equal(
+            receiver.received[receiver.received.length - 1]!.headers['webhook-id'],
+            first!.headers['webhook-id'],
+          );
+        },
+      );
     },
   );
 });

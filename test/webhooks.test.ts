@@ -15,7 +15,7 @@ import { fanOutBatch } from '../src/modules/webhooks/fan-out.js';
 import { updateEndpoint } from '../src/modules/webhooks/service.js';
 import { enqueue } from '../src/jobs/queries.js';
 import { postOnce } from '../src/modules/webhooks/http-post.js';
-import { pumpWebhooks, startReceiver } from './support/webhook-receiver.js';
+import { pumpWebhooks, startReceiver, withReceiver } from './support/webhook-receiver.js';
 import { admin, clientFor, createKey, createMerchant, newMerchantClient, useTestService } from './support/service.js';
 import type {
   CreatedWebhookEndpoint,
@@ -102,8 +102,7 @@ describe('webhooks', () => {
   }
 
   it('delivers signed events of a withdrawal to a real receiver; the body has ids and status only', async () => {
-    const receiver = await startReceiver();
-    try {
+    await withReceiver(async (receiver) => {
       const { client, merchantId } = await newMerchantClient(service);
       const endpoint = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] })) as any;
       assert.match(endpoint.id, /^whe_[0-9a-f-]{36}$/);
@@ -226,17 +225,14 @@ describe('webhooks', () => {
       await sleep(50);
       assert.equal(receiver.received.length, 3, 'no post after the record says sent');
       await expectCode(client.webhooks.redeliver(log[0]!.id), 'state_invalid', 400);
-    } finally {
-      await receiver.close();
-    }
+    });
   });
 
   it(
     "delivers the KYC profile's events (submitted, approved, updated) in the same envelope: ids and status " +
       'only, status_version rising',
     async () => {
-      const receiver = await startReceiver();
-      try {
+      await withReceiver(async (receiver) => {
         const { client, merchantId } = await newMerchantClient(service);
         await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] });
         const member = (await client.members.create({ external_member_id: 'wh-kyc' })) as any;
@@ -290,9 +286,7 @@ describe('webhooks', () => {
           !receiver.received.some((r) => /Sandbox|passport|birth|level/i.test(r.body)),
           'no personal data or level in the body',
         );
-      } finally {
-        await receiver.close();
-      }
+      });
     },
   );
 
@@ -339,93 +333,92 @@ describe('webhooks', () => {
 
   it('moves a failing delivery through failed to dead, redelivers it, and refuses sent and pending', async () => {
     let status = 500;
-    const receiver = await startReceiver(() => status);
-    try {
-      const { client } = await newMerchantClient(service);
-      await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] });
-      await client.members.create({ external_member_id: 'fail-1' });
-      await deposit(client, 'fail-1');
-      await service.workers.tick();
-      const [pending] = await deliveries(client);
-      assert.equal(pending!.status, 'pending');
-      assert.equal(pending!.attempts, 0);
-      assert.notEqual(pending!.next_attempt_at, '');
-      await expectCode(client.webhooks.redeliver(pending!.id), 'state_invalid', 400);
+    await withReceiver(
+      () => status,
+      async (receiver) => {
+        const { client } = await newMerchantClient(service);
+        await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] });
+        await client.members.create({ external_member_id: 'fail-1' });
+        await deposit(client, 'fail-1');
+        await service.workers.tick();
+        const [pending] = await deliveries(client);
+        assert.equal(pending!.status, 'pending');
+        assert.equal(pending!.attempts, 0);
+        assert.notEqual(pending!.next_attempt_at, '');
+        await expectCode(client.webhooks.redeliver(pending!.id), 'state_invalid', 400);
 
-      await service.workers.jobs.drain();
-      const [failed] = await deliveries(client);
-      assert.equal(failed!.status, 'failed');
-      assert.equal(failed!.attempts, 1);
-      assert.equal(failed!.last_http_status, 500);
-      assert.ok(Date.parse(failed!.next_attempt_at) > Date.parse(failed!.created_at));
-      assert.equal((await deliveries(client, 'failed')).length, 1);
-      const inspected = await admin(service, 'GET', `/admin/v1/webhooks/deliveries/${failed!.id}`);
-      assert.equal(inspected.status, 200);
-      assert.equal(inspected.body.last_error, 'HTTP 500');
-      assert.equal(inspected.body.endpoint.status, 'enabled');
-      assert.equal(inspected.body.endpoint.secret, undefined);
-      assert.deepEqual(
-        inspected.body.attempt_log.map((a: any) => [a.attempt, a.outcome, a.http_status]),
-        [[1, 'failed', 500]],
-      );
-      assert.equal((await admin(service, 'GET', `/admin/v1/webhooks/deliveries/whd_${randomUUID()}`)).status, 404);
+        await service.workers.jobs.drain();
+        const [failed] = await deliveries(client);
+        assert.equal(failed!.status, 'failed');
+        assert.equal(failed!.attempts, 1);
+        assert.equal(failed!.last_http_status, 500);
+        assert.ok(Date.parse(failed!.next_attempt_at) > Date.parse(failed!.created_at));
+        assert.equal((await deliveries(client, 'failed')).length, 1);
+        const inspected = await admin(service, 'GET', `/admin/v1/webhooks/deliveries/${failed!.id}`);
+        assert.equal(inspected.status, 200);
+        assert.equal(inspected.body.last_error, 'HTTP 500');
+        assert.equal(inspected.body.endpoint.status, 'enabled');
+        assert.equal(inspected.body.endpoint.secret, undefined);
+        assert.deepEqual(
+          inspected.body.attempt_log.map((a: any) => [a.attempt, a.outcome, a.http_status]),
+          [[1, 'failed', 500]],
+        );
+        assert.equal((await admin(service, 'GET', `/admin/v1/webhooks/deliveries/whd_${randomUUID()}`)).status, 404);
 
-      // The first retry is a minute away on the merchant's clock: not before.
-      await client.sandbox.advanceClock(retryMs / 1000 - 5);
-      await service.workers.jobs.drain();
-      assert.equal((await deliveries(client))[0]!.attempts, 1, 'not yet due');
-      assert.equal(receiver.received.length, 1);
-      // The sandbox clock passes the three retries (no waiting): they have run when the advance answers.
-      await client.sandbox.advanceClock((3 * retryMs) / 1000);
-      const [dead] = await deliveries(client);
-      assert.equal(dead!.status, 'dead');
-      assert.equal(dead!.attempts, 4, 'schedule of three delays: four attempts, then dead');
-      const log = await admin(service, 'GET', `/admin/v1/webhooks/deliveries/${dead!.id}`);
-      assert.deepEqual(log.body.attempt_log.map((a: any) => [a.attempt, a.outcome, a.http_status]).sort(), [
-        [1, 'failed', 500],
-        [2, 'failed', 500],
-        [3, 'failed', 500],
-        [4, 'failed', 500],
-      ]);
-      assert.equal(dead!.next_attempt_at, '');
-      assert.equal(receiver.received.length, 4);
+        // The first retry is a minute away on the merchant's clock: not before.
+        await client.sandbox.advanceClock(retryMs / 1000 - 5);
+        await service.workers.jobs.drain();
+        assert.equal((await deliveries(client))[0]!.attempts, 1, 'not yet due');
+        assert.equal(receiver.received.length, 1);
+        // The sandbox clock passes the three retries (no waiting): they have run when the advance answers.
+        await client.sandbox.advanceClock((3 * retryMs) / 1000);
+        const [dead] = await deliveries(client);
+        assert.equal(dead!.status, 'dead');
+        assert.equal(dead!.attempts, 4, 'schedule of three delays: four attempts, then dead');
+        const log = await admin(service, 'GET', `/admin/v1/webhooks/deliveries/${dead!.id}`);
+        assert.deepEqual(log.body.attempt_log.map((a: any) => [a.attempt, a.outcome, a.http_status]).sort(), [
+          [1, 'failed', 500],
+          [2, 'failed', 500],
+          [3, 'failed', 500],
+          [4, 'failed', 500],
+        ]);
+        assert.equal(dead!.next_attempt_at, '');
+        assert.equal(receiver.received.length, 4);
 
-      status = 200;
-      const key = randomUUID();
-      const queued = await client.webhooks.redeliver(dead!.id.replace(/^whd_/, ''), { idempotencyKey: key });
-      assert.deepEqual(queued, { id: dead!.id, queued: true });
-      const replay = await client.requestRaw({
-        method: 'POST',
-        path: `/v1/webhooks/deliveries/${dead!.id.replace(/^whd_/, '')}/redeliver`,
-        idempotencyKey: key,
-      });
-      assert.equal(replay.headers['x-idempotent-replay'], 'true');
-      await pump(async () => (await deliveries(client))[0]!.status === 'sent');
-      const [sent] = await deliveries(client);
-      assert.equal(sent!.attempts, 5);
-      assert.equal(sent!.last_http_status, 200);
-      assert.equal(receiver.received.length, 5);
-      await expectCode(client.webhooks.redeliver(sent!.id), 'state_invalid', 400);
+        status = 200;
+        const key = randomUUID();
+        const queued = await client.webhooks.redeliver(dead!.id.replace(/^whd_/, ''), { idempotencyKey: key });
+        assert.deepEqual(queued, { id: dead!.id, queued: true });
+        const replay = await client.requestRaw({
+          method: 'POST',
+          path: `/v1/webhooks/deliveries/${dead!.id.replace(/^whd_/, '')}/redeliver`,
+          idempotencyKey: key,
+        });
+        assert.equal(replay.headers['x-idempotent-replay'], 'true');
+        await pump(async () => (await deliveries(client))[0]!.status === 'sent');
+        const [sent] = await deliveries(client);
+        assert.equal(sent!.attempts, 5);
+        assert.equal(sent!.last_http_status, 200);
+        assert.equal(receiver.received.length, 5);
+        await expectCode(client.webhooks.redeliver(sent!.id), 'state_invalid', 400);
 
-      const other = await newMerchantClient(service);
-      await expectCode(other.client.webhooks.redeliver(sent!.id), 'not_found', 404);
-      await expectCode(client.webhooks.redeliver(`whd_${randomUUID()}`), 'not_found', 404);
-      const noKey = await client.requestRaw({
-        method: 'POST',
-        path: `/v1/webhooks/deliveries/${sent!.id}/redeliver`,
-        idempotencyKey: false,
-      });
-      assert.equal(noKey.body.code, 'idempotency_key_required');
-    } finally {
-      await receiver.close();
-    }
+        const other = await newMerchantClient(service);
+        await expectCode(other.client.webhooks.redeliver(sent!.id), 'not_found', 404);
+        await expectCode(client.webhooks.redeliver(`whd_${randomUUID()}`), 'not_found', 404);
+        const noKey = await client.requestRaw({
+          method: 'POST',
+          path: `/v1/webhooks/deliveries/${sent!.id}/redeliver`,
+          idempotencyKey: false,
+        });
+        assert.equal(noKey.body.code, 'idempotency_key_required');
+      },
+    );
   });
 
   it(
     'records no_subscriber when nobody listens and binds it on redelivery to the endpoints that match ' + 'now',
     async () => {
-      const receiver = await startReceiver();
-      try {
+      await withReceiver(async (receiver) => {
         const { client } = await newMerchantClient(service);
         await client.members.create({ external_member_id: 'nosub' });
         await deposit(client, 'nosub');
@@ -470,9 +463,7 @@ describe('webhooks', () => {
             .executeTakeFirst(),
           undefined,
         );
-      } finally {
-        await receiver.close();
-      }
+      });
     },
   );
 
@@ -480,8 +471,7 @@ describe('webhooks', () => {
     'judges an event by the endpoints as they were at its time, though the fan-out runs later: created, ' +
       'enabled, resubscribed or deleted in between',
     async () => {
-      const receiver = await startReceiver();
-      try {
+      await withReceiver(async (receiver) => {
         const { client } = await newMerchantClient(service);
         const sleeping = (await client.webhooks.createEndpoint({
           url: receiver.url('/sleeping'),
@@ -567,9 +557,7 @@ describe('webhooks', () => {
         await pump(async () => (await deliveries(other)).length === 1);
         assert.equal((await deliveries(other))[0]!.status, 'no_subscriber');
         assert.equal(receiver.received.filter((r) => r.path === '/other').length, 0);
-      } finally {
-        await receiver.close();
-      }
+      });
     },
   );
 
@@ -625,58 +613,58 @@ describe('webhooks', () => {
       'at its next retry without a request',
     async () => {
       let status = 500;
-      const receiver = await startReceiver(() => status);
-      try {
-        const { client } = await newMerchantClient(service);
-        const ep = (await client.webhooks.createEndpoint({
-          url: receiver.url(),
-          event_types: ['deposit.credited', 'withdrawal.locked'],
-        })) as any;
-        await client.members.create({ external_member_id: 'narrowed' });
-        await deposit(client, 'narrowed');
-        await service.workers.tick();
-        await service.workers.jobs.drain();
-        assert.equal((await deliveries(client))[0]!.status, 'failed');
-        assert.equal(receiver.received.length, 1);
-        await client.request({
-          method: 'PATCH',
-          path: `/v1/webhooks/endpoints/${ep.id}`,
-          body: { event_types: ['withdrawal.locked'] },
-        });
-        await client.sandbox.advanceClock(retryMs / 1000);
-        const [dead] = await deliveries(client);
-        assert.equal(dead!.status, 'dead');
-        assert.equal(dead!.attempts, 1, 'no attempt after the narrowing');
-        assert.equal(receiver.received.length, 1, 'the receiver got nothing more');
-        assert.equal(
-          (await admin(service, 'GET', `/admin/v1/webhooks/deliveries/${dead!.id}`)).body.last_error,
-          'endpoint no longer subscribes to the event type',
-        );
-        // While narrowed, neither redeliver nor requeue takes it (it would only go dead again unsent).
-        const refused = (await expectCode(
-          client.webhooks.redeliver(dead!.id),
-          'state_invalid',
-          400,
-        )) as MerchantWalletError;
-        assert.match(refused.message, /no longer subscribes to deposit\.credited/);
-        assert.deepEqual(await client.webhooks.requeueDeliveries({ since: new Date(0) }), {
-          queued: 0,
-          has_more: false,
-        });
-        assert.equal((await deliveries(client))[0]!.status, 'dead');
-        // Widened again: the record can be redelivered and is sent.
-        status = 200;
-        await client.request({
-          method: 'PATCH',
-          path: `/v1/webhooks/endpoints/${ep.id}`,
-          body: { event_types: ['*'] },
-        });
-        assert.deepEqual(await client.webhooks.redeliver(dead!.id), { id: dead!.id, queued: true });
-        await pump(async () => (await deliveries(client))[0]?.status === 'sent');
-        assert.equal(receiver.received.length, 2);
-      } finally {
-        await receiver.close();
-      }
+      await withReceiver(
+        () => status,
+        async (receiver) => {
+          const { client } = await newMerchantClient(service);
+          const ep = (await client.webhooks.createEndpoint({
+            url: receiver.url(),
+            event_types: ['deposit.credited', 'withdrawal.locked'],
+          })) as any;
+          await client.members.create({ external_member_id: 'narrowed' });
+          await deposit(client, 'narrowed');
+          await service.workers.tick();
+          await service.workers.jobs.drain();
+          assert.equal((await deliveries(client))[0]!.status, 'failed');
+          assert.equal(receiver.received.length, 1);
+          await client.request({
+            method: 'PATCH',
+            path: `/v1/webhooks/endpoints/${ep.id}`,
+            body: { event_types: ['withdrawal.locked'] },
+          });
+          await client.sandbox.advanceClock(retryMs / 1000);
+          const [dead] = await deliveries(client);
+          assert.equal(dead!.status, 'dead');
+          assert.equal(dead!.attempts, 1, 'no attempt after the narrowing');
+          assert.equal(receiver.received.length, 1, 'the receiver got nothing more');
+          assert.equal(
+            (await admin(service, 'GET', `/admin/v1/webhooks/deliveries/${dead!.id}`)).body.last_error,
+            'endpoint no longer subscribes to the event type',
+          );
+          // While narrowed, neither redeliver nor requeue takes it (it would only go dead again unsent).
+          const refused = (await expectCode(
+            client.webhooks.redeliver(dead!.id),
+            'state_invalid',
+            400,
+          )) as MerchantWalletError;
+          assert.match(refused.message, /no longer subscribes to deposit\.credited/);
+          assert.deepEqual(await client.webhooks.requeueDeliveries({ since: new Date(0) }), {
+            queued: 0,
+            has_more: false,
+          });
+          assert.equal((await deliveries(client))[0]!.status, 'dead');
+          // Widened again: the record can be redelivered and is sent.
+          status = 200;
+          await client.request({
+            method: 'PATCH',
+            path: `/v1/webhooks/endpoints/${ep.id}`,
+            body: { event_types: ['*'] },
+          });
+          assert.deepEqual(await client.webhooks.redeliver(dead!.id), { id: dead!.id, queued: true });
+          await pump(async () => (await deliveries(client))[0]?.status === 'sent');
+          assert.equal(receiver.received.length, 2);
+        },
+      );
     },
   );
 
@@ -685,144 +673,147 @@ describe('webhooks', () => {
       're-enable and requeue',
     async () => {
       let status = 410;
-      const receiver = await startReceiver(() => status);
-      try {
-        const since = new Date().toISOString();
-        const { client, merchantId } = await newMerchantClient(service);
-        const ep = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] })) as any;
-        await client.members.create({ external_member_id: 'gone' });
-        await deposit(client, 'gone');
-        await pump(async () => (await deliveries(client))[0]?.status === 'dead');
-        const [gone] = await deliveries(client);
-        assert.equal(gone!.last_http_status, 410);
-        assert.equal(gone!.attempts, 1, '410 is final at once');
-        const [endpoint] = await client.webhooks.listEndpoints();
-        assert.equal(endpoint!.status, 'disabled');
-        assert.equal(endpoint!.disabled_reason, 'gone');
-        const alerts = await service.ctx.db
-          .selectFrom('operator_alerts')
-          .selectAll()
-          .where('merchant_id', '=', merchantId)
-          .execute();
-        assert.deepEqual(
-          alerts.map((a) => [a.kind, a.object_id]),
-          [['webhook.endpoint_disabled', ep.id]],
-        );
-        // Redelivering a record of a disabled endpoint is refused (it would go straight back to dead with no attempt).
-        const refused = await expectCode(client.webhooks.redeliver(gone!.id), 'state_invalid', 400);
-        assert.match(
-          (refused as MerchantWalletError).body.message as string,
-          /endpoint of this delivery is disabled \(gone\)/,
-        );
-        assert.equal((await deliveries(client))[0]!.status, 'dead', 'the refused record is unchanged');
+      await withReceiver(
+        () => status,
+        async (receiver) => {
+          const since = new Date().toISOString();
+          const { client, merchantId } = await newMerchantClient(service);
+          const ep = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] })) as any;
+          await client.members.create({ external_member_id: 'gone' });
+          await deposit(client, 'gone');
+          await pump(async () => (await deliveries(client))[0]?.status === 'dead');
+          const [gone] = await deliveries(client);
+          assert.equal(gone!.last_http_status, 410);
+          assert.equal(gone!.attempts, 1, '410 is final at once');
+          const [endpoint] = await client.webhooks.listEndpoints();
+          assert.equal(endpoint!.status, 'disabled');
+          assert.equal(endpoint!.disabled_reason, 'gone');
+          const alerts = await service.ctx.db
+            .selectFrom('operator_alerts')
+            .selectAll()
+            .where('merchant_id', '=', merchantId)
+            .execute();
+          assert.deepEqual(
+            alerts.map((a) => [a.kind, a.object_id]),
+            [['webhook.endpoint_disabled', ep.id]],
+          );
+          // Redelivering a record of a disabled endpoint is refused (it would go straight back to dead with no attempt).
+          const refused = await expectCode(client.webhooks.redeliver(gone!.id), 'state_invalid', 400);
+          assert.match(
+            (refused as MerchantWalletError).body.message as string,
+            /endpoint of this delivery is disabled \(gone\)/,
+          );
+          assert.equal((await deliveries(client))[0]!.status, 'dead', 'the refused record is unchanged');
 
-        // New events find no enabled endpoint.
-        await deposit(client, 'gone');
-        await pump(async () => (await deliveries(client)).length === 2);
-        assert.equal((await deliveries(client))[0]!.status, 'no_subscriber');
+          // New events find no enabled endpoint.
+          await deposit(client, 'gone');
+          await pump(async () => (await deliveries(client)).length === 2);
+          assert.equal((await deliveries(client))[0]!.status, 'no_subscriber');
 
-        // Records already planned for an endpoint disabled in the meantime go dead without a request.
-        status = 200;
-        await client.request({ method: 'PATCH', path: `/v1/webhooks/endpoints/${ep.id}`, body: { status: 'enabled' } });
-        await deposit(client, 'gone');
-        await deposit(client, 'gone');
-        await service.workers.tick();
-        const disabled = await client.request<any>({
-          method: 'PATCH',
-          path: `/v1/webhooks/endpoints/${ep.id}`,
-          body: { status: 'disabled' },
-        });
-        assert.equal(disabled.status, 'disabled');
-        assert.equal(disabled.disabled_reason, 'merchant');
-        await pump(async () => (await deliveries(client, 'dead')).length === 3);
-        assert.equal(receiver.received.length, 1, 'only the 410 attempt reached the receiver');
-        assert.deepEqual((await deliveries(client, 'dead')).map((d) => d.attempts).sort(), [0, 0, 1]);
+          // Records already planned for an endpoint disabled in the meantime go dead without a request.
+          status = 200;
+          await client.request({
+            method: 'PATCH',
+            path: `/v1/webhooks/endpoints/${ep.id}`,
+            body: { status: 'enabled' },
+          });
+          await deposit(client, 'gone');
+          await deposit(client, 'gone');
+          await service.workers.tick();
+          const disabled = await client.request<any>({
+            method: 'PATCH',
+            path: `/v1/webhooks/endpoints/${ep.id}`,
+            body: { status: 'disabled' },
+          });
+          assert.equal(disabled.status, 'disabled');
+          assert.equal(disabled.disabled_reason, 'merchant');
+          await pump(async () => (await deliveries(client, 'dead')).length === 3);
+          assert.equal(receiver.received.length, 1, 'only the 410 attempt reached the receiver');
+          assert.deepEqual((await deliveries(client, 'dead')).map((d) => d.attempts).sort(), [0, 0, 1]);
 
-        const whileDisabled = await client.request<any>({
-          method: 'POST',
-          path: '/v1/webhooks/deliveries/requeue',
-          body: { since },
-        });
-        assert.deepEqual(whileDisabled, { queued: 0, has_more: false }, 'nothing of a disabled endpoint is requeued');
-        const enabled = await client.request<any>({
-          method: 'PATCH',
-          path: `/v1/webhooks/endpoints/${ep.id}`,
-          body: { status: 'enabled' },
-        });
-        assert.deepEqual([enabled.status, enabled.disabled_reason], ['enabled', '']);
-        const future = await client.request<any>({
-          method: 'POST',
-          path: '/v1/webhooks/deliveries/requeue',
-          body: { since: new Date(Date.now() + 60_000).toISOString() },
-        });
-        assert.deepEqual(future, { queued: 0, has_more: false });
-        const failedOnly = await client.request<any>({
-          method: 'POST',
-          path: '/v1/webhooks/deliveries/requeue',
-          body: { since, status: 'failed' },
-        });
-        assert.equal(failedOnly.queued, 0);
-        const requeued = await client.request<any>({
-          method: 'POST',
-          path: '/v1/webhooks/deliveries/requeue',
-          body: { since },
-        });
-        assert.deepEqual(requeued, { queued: 3, has_more: false });
-        await pump(async () => (await deliveries(client, 'sent')).length === 3);
-        assert.equal(receiver.received.length, 4);
-        assert.equal(
-          (await deliveries(client, 'no_subscriber')).length,
-          1,
-          'requeue leaves no_subscriber records alone',
-        );
-        const bad = await client.requestRaw({
-          method: 'POST',
-          path: '/v1/webhooks/deliveries/requeue',
-          body: { since: 'yesterday' },
-        });
-        assert.equal(bad.body.code, 'invalid_request');
-      } finally {
-        await receiver.close();
-      }
+          const whileDisabled = await client.request<any>({
+            method: 'POST',
+            path: '/v1/webhooks/deliveries/requeue',
+            body: { since },
+          });
+          assert.deepEqual(whileDisabled, { queued: 0, has_more: false }, 'nothing of a disabled endpoint is requeued');
+          const enabled = await client.request<any>({
+            method: 'PATCH',
+            path: `/v1/webhooks/endpoints/${ep.id}`,
+            body: { status: 'enabled' },
+          });
+          assert.deepEqual([enabled.status, enabled.disabled_reason], ['enabled', '']);
+          const future = await client.request<any>({
+            method: 'POST',
+            path: '/v1/webhooks/deliveries/requeue',
+            body: { since: new Date(Date.now() + 60_000).toISOString() },
+          });
+          assert.deepEqual(future, { queued: 0, has_more: false });
+          const failedOnly = await client.request<any>({
+            method: 'POST',
+            path: '/v1/webhooks/deliveries/requeue',
+            body: { since, status: 'failed' },
+          });
+          assert.equal(failedOnly.queued, 0);
+          const requeued = await client.request<any>({
+            method: 'POST',
+            path: '/v1/webhooks/deliveries/requeue',
+            body: { since },
+          });
+          assert.deepEqual(requeued, { queued: 3, has_more: false });
+          await pump(async () => (await deliveries(client, 'sent')).length === 3);
+          assert.equal(receiver.received.length, 4);
+          assert.equal(
+            (await deliveries(client, 'no_subscriber')).length,
+            1,
+            'requeue leaves no_subscriber records alone',
+          );
+          const bad = await client.requestRaw({
+            method: 'POST',
+            path: '/v1/webhooks/deliveries/requeue',
+            body: { since: 'yesterday' },
+          });
+          assert.equal(bad.body.code, 'invalid_request');
+        },
+      );
     },
   );
 
   it('disables an endpoint whose attempts have all failed for the configured window (3 days by default)', async () => {
-    const receiver = await startReceiver(() => 503);
-    try {
-      const { client, merchantId } = await newMerchantClient(service);
-      await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] });
-      await client.members.create({ external_member_id: 'streak' });
-      await deposit(client, 'streak');
-      await pump(async () => (await deliveries(client))[0]?.status === 'failed');
-      assert.equal((await client.webhooks.listEndpoints())[0]!.status, 'enabled', 'one failure is no reason');
-      // Three days pass on the merchant's clock (not waited for): the retries run out on the way, at its start.
-      await client.sandbox.advanceClock(3 * 86_400);
-      assert.equal((await deliveries(client))[0]!.status, 'dead');
-      assert.equal((await client.webhooks.listEndpoints())[0]!.status, 'enabled', 'no attempt has failed since');
-      // The next failure comes three days into the streak: the endpoint is disabled.
-      await deposit(client, 'streak');
-      await pump(async () => (await client.webhooks.listEndpoints())[0]!.status === 'disabled');
-      assert.equal((await client.webhooks.listEndpoints())[0]!.disabled_reason, 'failing');
-      const alert = await service.ctx.db
-        .selectFrom('operator_alerts')
-        .selectAll()
-        .where('merchant_id', '=', merchantId)
-        .executeTakeFirstOrThrow();
-      assert.equal(alert.kind, 'webhook.endpoint_disabled');
-      // Its retry, when the clock gets there, finds the endpoint disabled: dead, without a request.
-      const requests = receiver.received.length;
-      await client.sandbox.advanceClock(retryMs / 1000);
-      assert.equal((await deliveries(client))[0]!.status, 'dead');
-      assert.equal(receiver.received.length, requests);
-    } finally {
-      await receiver.close();
-    }
+    await withReceiver(
+      () => 503,
+      async (receiver) => {
+        const { client, merchantId } = await newMerchantClient(service);
+        await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] });
+        await client.members.create({ external_member_id: 'streak' });
+        await deposit(client, 'streak');
+        await pump(async () => (await deliveries(client))[0]?.status === 'failed');
+        assert.equal((await client.webhooks.listEndpoints())[0]!.status, 'enabled', 'one failure is no reason');
+        // Three days pass on the merchant's clock (not waited for): the retries run out on the way, at its start.
+        await client.sandbox.advanceClock(3 * 86_400);
+        assert.equal((await deliveries(client))[0]!.status, 'dead');
+        assert.equal((await client.webhooks.listEndpoints())[0]!.status, 'enabled', 'no attempt has failed since');
+        // The next failure comes three days into the streak: the endpoint is disabled.
+        await deposit(client, 'streak');
+        await pump(async () => (await client.webhooks.listEndpoints())[0]!.status === 'disabled');
+        assert.equal((await client.webhooks.listEndpoints())[0]!.disabled_reason, 'failing');
+        const alert = await service.ctx.db
+          .selectFrom('operator_alerts')
+          .selectAll()
+          .where('merchant_id', '=', merchantId)
+          .executeTakeFirstOrThrow();
+        assert.equal(alert.kind, 'webhook.endpoint_disabled');
+        // Its retry, when the clock gets there, finds the endpoint disabled: dead, without a request.
+        const requests = receiver.received.length;
+        await client.sandbox.advanceClock(retryMs / 1000);
+        assert.equal((await deliveries(client))[0]!.status, 'dead');
+        assert.equal(receiver.received.length, requests);
+      },
+    );
   });
 
   it('rolls the secret: both signatures during the overlap, each verifies; overlap 0 drops the old one', async () => {
-    const receiver = await startReceiver();
-    try {
+    await withReceiver(async (receiver) => {
       const { client } = await newMerchantClient(service);
       const ep = (await client.webhooks.createEndpoint({
         url: receiver.url(),
@@ -897,17 +888,14 @@ describe('webhooks', () => {
         'not_found',
         404,
       );
-    } finally {
-      await receiver.close();
-    }
+    });
   });
 
   it(
     'refuses internal targets in production, at creation and again at delivery, and accepts loopback http in ' +
       'the sandbox',
     async () => {
-      const receiver = await startReceiver();
-      try {
+      await withReceiver(async (receiver) => {
         const merchantId = await createMerchant(service);
         const prodCreds = await createKey(service, merchantId, { environment: 'production' });
         await admin(service, 'POST', `/admin/v1/api-keys/${prodCreds.keyId}/approve`, {});
@@ -994,17 +982,14 @@ describe('webhooks', () => {
         const [deadDelivery] = await deliveries(prod);
         assert.deepEqual([deadDelivery!.status, deadDelivery!.attempts], ['dead', 4]);
         assert.ok(!receiver.received.some((r) => r.path === '/prod'));
-      } finally {
-        await receiver.close();
-      }
+      });
     },
   );
 
   it(
     'manages endpoints: validation, update, delete (naturally idempotent), bound per environment, ' + 'scopes',
     async () => {
-      const receiver = await startReceiver();
-      try {
+      await withReceiver(async (receiver) => {
         const { client, merchantId } = await newMerchantClient(service);
         for (const [body, field, reason] of [
           [{ url: receiver.url(), event_types: ['Withdrawal.Settled'] }, 'event_types', 'invalid_event_type'],
@@ -1161,42 +1146,39 @@ describe('webhooks', () => {
           'invalid_request',
           400,
         );
-      } finally {
-        await receiver.close();
-      }
+      });
     },
   );
 
   it('connects to the address that was checked, never resolving the name again', async () => {
-    const receiver = await startReceiver(() => 204);
-    try {
-      // `.invalid` never resolves: the request can only arrive through the pinned address.
-      const result = await postOnce(
-        new URL(`http://pinned.invalid:${receiver.port}/pin`),
-        { address: '127.0.0.1', family: 4 },
-        { 'content-type': 'application/json' },
-        Buffer.from('{}'),
-      );
-      assert.deepEqual(result, { kind: 'response', httpStatus: 204 });
-      assert.equal(receiver.received[0]!.headers.host, `pinned.invalid:${receiver.port}`);
-      const refused = await postOnce(
-        new URL('http://127.0.0.1:1/'),
-        { address: '127.0.0.1', family: 4 },
-        {},
-        Buffer.from('{}'),
-      );
-      assert.equal(refused.kind, 'network');
-    } finally {
-      await receiver.close();
-    }
+    await withReceiver(
+      () => 204,
+      async (receiver) => {
+        // `.invalid` never resolves: the request can only arrive through the pinned address.
+        const result = await postOnce(
+          new URL(`http://pinned.invalid:${receiver.port}/pin`),
+          { address: '127.0.0.1', family: 4 },
+          { 'content-type': 'application/json' },
+          Buffer.from('{}'),
+        );
+        assert.deepEqual(result, { kind: 'response', httpStatus: 204 });
+        assert.equal(receiver.received[0]!.headers.host, `pinned.invalid:${receiver.port}`);
+        const refused = await postOnce(
+          new URL('http://127.0.0.1:1/'),
+          { address: '127.0.0.1', family: 4 },
+          {},
+          Buffer.from('{}'),
+        );
+        assert.equal(refused.kind, 'network');
+      },
+    );
   });
 
   it(
     'takes over a record whose attempt was cut (its process died) once the lease ends, and marks that attempt ' +
       'abandoned',
     async () => {
-      const receiver = await startReceiver();
-      try {
+      await withReceiver(async (receiver) => {
         const { client } = await newMerchantClient(service);
         await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] });
         await client.members.create({ external_member_id: 'lost' });
@@ -1247,9 +1229,7 @@ describe('webhooks', () => {
           await db.selectFrom('jobs').select('id').where('kind', '=', 'webhook.deliver').executeTakeFirst(),
           undefined,
         );
-      } finally {
-        await receiver.close();
-      }
+      });
     },
   );
 
@@ -1257,8 +1237,7 @@ describe('webhooks', () => {
     'marks a cut attempt abandoned when its record goes dead because the endpoint was disabled meanwhile ' +
       '(never in flight forever)',
     async () => {
-      const receiver = await startReceiver();
-      try {
+      await withReceiver(async (receiver) => {
         const { client } = await newMerchantClient(service);
         const endpoint = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] })) as any;
         await client.members.create({ external_member_id: 'lost-disabled' });
@@ -1292,16 +1271,13 @@ describe('webhooks', () => {
           .orderBy('attempt')
           .execute();
         assert.deepEqual(attempts, [{ attempt: 1, outcome: 'abandoned' }]);
-      } finally {
-        await receiver.close();
-      }
+      });
     },
   );
 
   it('fans each event out exactly once, even with several fan-outs at the same time', async () => {
     const { client, merchantId } = await newMerchantClient(service);
-    const receiver = await startReceiver();
-    try {
+    await withReceiver(async (receiver) => {
       await client.webhooks.createEndpoint({ url: receiver.url('/a'), event_types: ['*'] });
       await client.webhooks.createEndpoint({ url: receiver.url('/b'), event_types: ['kyc.profile.approved'] });
       await client.webhooks.createEndpoint({ url: receiver.url('/c'), event_types: ['kyc.profile.rejected'] });
@@ -1356,8 +1332,6 @@ describe('webhooks', () => {
       const perPath = new Map<string, number>();
       for (const r of receiver.received) perPath.set(r.path, (perPath.get(r.path) ?? 0) + 1);
       assert.deepEqual(Object.fromEntries(perPath), { '/a': events, '/b': events / 2, '/c': events / 2 });
-    } finally {
-      await receiver.close();
-    }
+    });
   });
 });

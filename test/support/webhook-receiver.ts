@@ -59,3 +59,23 @@ export async function pumpWebhooks(
   }
   throw new Error('pump: condition not reached in time');
 }
+
+export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+/** Runs `run` with a receiver answering as `answer` says (default 200), closed afterwards whatever happens. */
+export async function withReceiver<T>(run: (receiver: Receiver) => Promise<T>): Promise<T>;
+export async function withReceiver<T>(
+  answer: (r: Received) => Answer | Promise<Answer>,
+  run: (receiver: Receiver) => Promise<T>,
+): Promise<T>;
+export async function withReceiver<T>(
+  first: ((r: Received) => Answer | Promise<Answer>) | ((receiver: Receiver) => Promise<T>),
+  second?: (receiver: Receiver) => Promise<T>,
+): Promise<T> {
+  const receiver = await startReceiver(second ? (first as (r: Received) => Answer | Promise<Answer>) : undefined);
+  try {
+    return await (second ?? (first as (receiver: Receiver) => Promise<T>))(receiver);
+  } finally {
+    await receiver.close();
+  }
+}
