@@ -8,9 +8,7 @@ const expiryBatchMax = 100;
 /** Supplement work orders that expire (application `failed`, fee refunded, no card), on the merchant's clock. */
 export const supplementExpiryProcess: TimedProcess = {
   name: 'card.supplement_expiry',
-  async nextDue(db, scope) {
-    return nextSupplementExpiry(db, scope);
-  },
+  nextDue: nextSupplementExpiry,
   async runDue(ctx, scope, now) {
     const due = await expiredSupplementIds(ctx.db, scope, now, expiryBatchMax);
     for (const { id } of due) {

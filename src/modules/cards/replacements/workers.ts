@@ -8,9 +8,7 @@ const executorBatchMax = 100;
 /** The replacement executor on the merchant's clock. */
 export const replacementExecutorProcess: TimedProcess = {
   name: 'card.replacement_executor',
-  async nextDue(db, scope) {
-    return nextReplacementRun(db, scope);
-  },
+  nextDue: nextReplacementRun,
   async runDue(ctx, scope, now) {
     const due = await dueReplacementIds(ctx.db, scope, now, executorBatchMax);
     for (const { id } of due) await runReplacement(ctx, id);
