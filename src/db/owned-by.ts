@@ -1,6 +1,6 @@
 import type { ExpressionBuilder } from 'kysely';
 import type { Caller } from '../platform/caller.js';
-import type { Database } from './schema.js';
+import type { Database, Environment } from './schema.js';
 
 /** The tables whose rows belong to a member of a merchant's environment. */
 export type MemberOwnedTable = {
@@ -20,3 +20,13 @@ export const ownedBy = (caller: Caller) => (eb: ExpressionBuilder<Database, Memb
     eb('environment', '=', caller.environment),
     ...(caller.memberId ? [eb('member_id', '=', caller.memberId)] : []),
   ]);
+
+/**
+ * The owner columns of a row made on behalf of a member: its merchant, environment and member,
+ * what `ownedBy` finds it by. For an insert's values: `{ id, ...ownerColumns(caller), ... }`.
+ */
+export const ownerColumns = (caller: { merchantId: string; environment: Environment; memberId: string }) => ({
+  merchant_id: caller.merchantId,
+  environment: caller.environment,
+  member_id: caller.memberId,
+});

@@ -20,6 +20,7 @@ import { decideOnCall, isOpen } from './state.js';
 import type { QrOrderRow } from './tables.js';
 import { orderView } from './views.js';
 import type { Caller } from '../../platform/caller.js';
+import { ownerColumns } from '../../db/owned-by.js';
 
 /** Longest note kept with an order, in characters. */
 export const noteLengthMax = 140;
@@ -62,9 +63,7 @@ async function openOrder(
 
   const order = await insertOrder(trx, {
     id: newId('qrp'),
-    merchant_id: caller.merchantId,
-    environment: caller.environment,
-    member_id: caller.memberId,
+    ...ownerColumns(caller),
     idempotency_key: idem.key,
     request_hash: idem.requestHash,
     scheme: scheme.id,

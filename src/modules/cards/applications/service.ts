@@ -26,6 +26,7 @@ import type { Address } from '../shared/tables.js';
 import type { CardApplicationRow } from './tables.js';
 import { applicationView } from './views.js';
 import { cardKycPasses, decide, emitApplication, eventOf } from './decisions.js';
+import { ownerColumns } from '../../../db/owned-by.js';
 
 export const applicationErrors = {
   create: ['invalid_request', 'invalid_fields', 'kyc_required', 'product_not_available', 'insufficient_balance'],
@@ -79,9 +80,7 @@ export async function createApplication(
   const now = await ctx.clock.now(trx, caller);
   const app = await insertApplication(trx, {
     id: newId('cap'),
-    merchant_id: caller.merchantId,
-    environment: caller.environment,
-    member_id: caller.memberId,
+    ...ownerColumns(caller),
     product_seq: product.seq,
     source_asset: sourceAsset,
     fee: fee.toString(),

@@ -44,6 +44,7 @@ import { findTopUp, insertTopUp, topUpsOfCard } from './queries.js';
 import { topUpView } from './views.js';
 import type { CardProductRow } from '../products/tables.js';
 import type { CardRow } from '../cards/tables.js';
+import { ownerColumns } from '../../../db/owned-by.js';
 
 export const topUpErrors = {
   quote: ['product_not_available', 'state_invalid', 'not_found', 'amount_out_of_range', 'invalid_request'],
@@ -230,9 +231,7 @@ export async function createTopUp(
   const now = await ctx.clock.now(trx, caller);
   const row = await insertTopUp(trx, {
     id: newId('ctu'),
-    merchant_id: caller.merchantId,
-    environment: caller.environment,
-    member_id: caller.memberId,
+    ...ownerColumns(caller),
     card_id: q.card.id,
     source_asset: q.asset,
     amount: q.price.amount,

@@ -35,6 +35,7 @@ import type { PublicStatus } from './state.js';
 import type { RemitOrderRow } from './tables.js';
 import { orderView } from './views.js';
 import type { Caller } from '../../../platform/caller.js';
+import { ownerColumns } from '../../../db/owned-by.js';
 
 export const orderErrors = {
   create: [
@@ -156,9 +157,7 @@ export async function createOrder(
 
   const order = await insertOrder(trx, {
     id: newId('rmt'),
-    merchant_id: caller.merchantId,
-    environment: caller.environment,
-    member_id: caller.memberId,
+    ...ownerColumns(caller),
     payee_seq: link.seq,
     entity_id: link.entity_id,
     corridor_id: corridor.id,

@@ -34,6 +34,7 @@ import { corridorRefusal, payeeRefusal } from '../corridors/rules.js';
 import type { NameCheckResult, PayeeOutcome, PayeeRow } from './tables.js';
 import { accountMaskOf, payeeView } from './views.js';
 import { nicknameOf, segmentsOf, type PayeeInput, type Segments } from './requests.js';
+import { ownerColumns } from '../../../db/owned-by.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
 export const payeeErrors = {
@@ -106,9 +107,7 @@ export async function createPayee(trx: Transaction<Database>, caller: MemberCall
   const linked = await linkPayee(
     trx,
     {
-      merchant_id: caller.merchantId,
-      environment: caller.environment,
-      member_id: caller.memberId,
+      ...ownerColumns(caller),
       entity_id: entity.id,
       corridor_id: corridor.id,
       entity_type: segments.entityType,
