@@ -1,5 +1,6 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
+import { ownedBy } from '../../db/owned-by.js';
 import type { DepositsTable } from './tables.js';
 import { type ListEnvelope, type PageParams } from '../../platform/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
@@ -58,14 +59,7 @@ export async function insertDeposits(
 
 /** One of the merchant's deposits in the caller's environment (on behalf of a member: only its own). */
 export async function findDeposit(db: Db, caller: Caller, id: string): Promise<Row | undefined> {
-  let q = db
-    .selectFrom('deposits')
-    .selectAll()
-    .where('id', '=', id)
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
-  return q.executeTakeFirst();
+  return db.selectFrom('deposits').selectAll().where('id', '=', id).where(ownedBy(caller)).executeTakeFirst();
 }
 
 export interface DepositFilter {

@@ -1,6 +1,8 @@
 /** Earn's SQL: products, orders (a member's positions are its orders), and the daily process's reads and moves. */
 import { sql, type Insertable, type Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
+import { earliestDue } from '../../db/earliest-due.js';
+import { ownedBy } from '../../db/owned-by.js';
 import { scopeNowSql } from '../../platform/queries/clock.js';
 import type { Caller, MerchantScope } from '../../platform/caller.js';
 import type { EarnOrderRow, EarnOrdersTable, EarnProductRow, EarnProductsTable } from './tables.js';
@@ -43,12 +45,7 @@ export function updateProduct(
 
 /** The caller's orders (a member's own, or the merchant's), filtered by status when asked. */
 export function ordersQuery(db: Db, caller: Caller, status?: 'active' | 'settled' | 'redeemed' | 'closed') {
-  let q = db
-    .selectFrom('earn_orders')
-    .selectAll()
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  let q = db.selectFrom('earn_orders').selectAll().where(ownedBy(caller));
   if (status === 'closed') q = q.where('status', '!=', 'active');
   else if (status) q = q.where('status', '=', status);
   return q;
@@ -83,14 +80,12 @@ export function markRedeemed(trx: Transaction<Database>, id: string, now: Date):
 
 /** Earliest next accrual of the scope's active orders. */
 export async function nextAccrual(db: Db, scope: MerchantScope): Promise<Date | null> {
-  const row = await db
+  const active = db
     .selectFrom('earn_orders')
-    .select((eb) => eb.fn.min('next_accrual_at').as('at'))
     .where('merchant_id', '=', scope.merchantId)
     .where('environment', '=', scope.environment)
-    .where('status', '=', 'active')
-    .executeTakeFirst();
-  return row?.at ? new Date(row.at as unknown as string | Date) : null;
+    .where('status', '=', 'active');
+  return earliestDue(active, 'next_accrual_at');
 }
 
 const orderScopeNow = () => scopeNowSql(sql.ref('earn_orders.merchant_id'), sql.ref('earn_orders.environment'));
@@ -116,11 +111,6 @@ export function dueOrderIds(db: Db, batchMax: number, scope?: MerchantScope, now
           .where('next_accrual_at', '<=', now)
       : q.where('next_accrual_at', '<=', orderScopeNow());
   return q.orderBy('next_accrual_at').limit(batchMax).execute();
-}
-
-export async function externalMemberIdOf(db: Db, memberId: string): Promise<string> {
-  const row = await db.selectFrom('members').select('external_member_id').where('id', '=', memberId).executeTakeFirst();
-  return row?.external_member_id ?? '';
 }
 
 /** A day of an open order: what it paid or accrued, and when the next is due. */

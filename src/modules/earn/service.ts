@@ -24,9 +24,9 @@ import {
 } from '../../money/index.js';
 import { recordEvent } from '../../events/index.js';
 import { getAsset } from '../assets/index.js';
+import { externalMemberIdOf } from '../members/index.js';
 import {
   dueOrderIds,
-  externalMemberIdOf,
   findOrder,
   findProduct,
   insertOrder,

@@ -1,6 +1,8 @@
 /** Exchange's SQL: directions, orders, the daily totals behind the limits, the expiry claims. */
 import { sql, type Insertable, type Transaction, type Updateable } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
+import { earliestDue } from '../../db/earliest-due.js';
+import { ownedBy } from '../../db/owned-by.js';
 import { minorFromDb } from '../../money/index.js';
 import { withPrefix } from '../../platform/ids.js';
 import { scopeNowSql } from '../../platform/queries/clock.js';
@@ -63,12 +65,7 @@ export async function findOrder(
 }
 
 export function ordersQuery(db: Db, caller: Caller, status?: OrderStatus) {
-  let q = db
-    .selectFrom('exchange_orders')
-    .selectAll()
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  let q = db.selectFrom('exchange_orders').selectAll().where(ownedBy(caller));
   if (status) q = q.where('status', '=', status);
   return q;
 }
@@ -104,14 +101,12 @@ export async function dailyTotals(
 
 /** Earliest lock end of the scope's quoted orders (the expiry process's next due time). */
 export async function nextQuoteExpiry(db: Db, scope: MerchantScope): Promise<Date | null> {
-  const row = await db
+  const quoted = db
     .selectFrom('exchange_orders')
-    .select((eb) => eb.fn.min('quote_expires_at').as('at'))
     .where('merchant_id', '=', scope.merchantId)
     .where('environment', '=', scope.environment)
-    .where('status', '=', 'quoted')
-    .executeTakeFirst();
-  return row?.at ? new Date(row.at as unknown as string | Date) : null;
+    .where('status', '=', 'quoted');
+  return earliestDue(quoted, 'quote_expires_at');
 }
 
 /**
@@ -148,11 +143,6 @@ export async function expireQuotes(
     .where('status', '=', 'quoted')
     .returningAll()
     .execute();
-}
-
-export async function externalIdOf(db: Db, memberId: string): Promise<string> {
-  const m = await db.selectFrom('members').select('external_member_id').where('id', '=', memberId).executeTakeFirst();
-  return m?.external_member_id ?? '';
 }
 
 export async function scaleOf(db: Db, code: string): Promise<number> {

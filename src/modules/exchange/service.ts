@@ -20,9 +20,9 @@ import { recordEvent } from '../../events/index.js';
 import type { RateOutcome } from '../../upstreams/rates/port.js';
 import { getAsset } from '../assets/index.js';
 import { requireStepUp, type StepUpCall, stepUpErrors, stepUpObjectRef } from '../step-up/index.js';
+import { externalMemberIdOf } from '../members/index.js';
 import {
   directionById,
-  externalIdOf,
   findOrder,
   completeQuoted,
   insertOrder,
@@ -76,7 +76,7 @@ export async function emitOrderEvent(trx: Transaction<Database>, row: ExchangeOr
     type: `exchange.order.${row.status}`,
     object: 'exchange_order',
     objectId: row.id,
-    externalMemberId: await externalIdOf(trx, row.member_id),
+    externalMemberId: await externalMemberIdOf(trx, row.member_id),
     status: row.status,
     statusVersion: row.status_version,
   });

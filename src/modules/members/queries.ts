@@ -42,6 +42,21 @@ export async function resolveMember(db: Db, merchantId: string, environment: Env
     .executeTakeFirst();
 }
 
+/**
+ * The member's row locked (FOR NO KEY UPDATE) to the end of the transaction: what one member does
+ * that must not interleave is serialised on it (its CVV unblock calls; kyc/queries.ts locks it
+ * the same way as it reads it).
+ */
+export async function lockMember(trx: Db, memberId: string): Promise<void> {
+  await trx.selectFrom('members').select('id').where('id', '=', memberId).forNoKeyUpdate().executeTakeFirst();
+}
+
+/** The member's external id, for the events about it ('' when there is no such member). */
+export async function externalMemberIdOf(db: Db, memberId: string): Promise<string> {
+  const row = await db.selectFrom('members').select('external_member_id').where('id', '=', memberId).executeTakeFirst();
+  return row?.external_member_id ?? '';
+}
+
 /** A member of `insertMembers`: `ord` its place in the caller's list. */
 export interface NewMember {
   ord: number;

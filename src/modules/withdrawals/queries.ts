@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Selectable, type Transaction } from 'kysely';
 import type { Database, Db } from '../../db/schema.js';
+import { ownedBy } from '../../db/owned-by.js';
 import type { WithdrawalStatus, WithdrawalsTable } from './tables.js';
 import { scopeNowSql } from '../../platform/queries/clock.js';
 import { type ListEnvelope, type PageParams } from '../../platform/pagination.js';
@@ -54,14 +55,12 @@ export async function unblacklistAddress(db: Db, network: string, address: strin
 }
 
 export async function findOwned(db: Db, caller: Caller, id: string): Promise<Row | undefined> {
-  let q = db
+  return db
     .selectFrom('withdrawals')
     .selectAll()
     .where('id', '=', withPrefix('wdr', id))
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
-  return q.executeTakeFirst();
+    .where(ownedBy(caller))
+    .executeTakeFirst();
 }
 
 export async function memberExternalId(db: Db, memberId: string): Promise<{ external_member_id: string }> {
@@ -75,12 +74,7 @@ export async function withdrawalPage(
   filter: { status?: WithdrawalStatus },
   page: PageParams,
 ): Promise<ListEnvelope<Row>> {
-  let q = db
-    .selectFrom('withdrawals')
-    .selectAll()
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
-  if (caller.memberId) q = q.where('member_id', '=', caller.memberId);
+  let q = db.selectFrom('withdrawals').selectAll().where(ownedBy(caller));
   if (filter.status) q = q.where('status', '=', filter.status);
   return keysetPage(q, page);
 }

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { earliestDue } from '../../../db/earliest-due.js';
 import type { Database, Db } from '../../../db/schema.js';
 import { withPrefix } from '../../../platform/ids.js';
 import type { Caller } from '../../../platform/caller.js';
@@ -167,10 +168,7 @@ const retryable = (db: Kysely<Database>, scope: ClockScope) =>
 
 /** The earliest next attempt of a merchant's records that an attempt may take (on its clock), or null. */
 export async function nextAttemptDue(db: Kysely<Database>, scope: ClockScope): Promise<Date | null> {
-  const row = await retryable(db, scope)
-    .select((eb) => eb.fn.min('next_attempt_at').as('due'))
-    .executeTakeFirst();
-  return row?.due ? new Date(row.due) : null;
+  return earliestDue(retryable(db, scope), 'next_attempt_at');
 }
 
 /** One record, by id (the operator's view). */
