@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { MemberAssetCreatedFilter, MemberRef } from '../../platform/list-filters.js';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
@@ -40,7 +41,7 @@ export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Prom
             'signed.'),
         tags,
         body: Type.Object({
-          member_id: Type.String({ minLength: 1, maxLength: 100, description: 'mem_<uuid> or external_member_id' }),
+          member_id: MemberRef,
           asset: Type.String({ minLength: 1, maxLength: 16 }),
           amount: Type.String({
             minLength: 1,
@@ -95,17 +96,7 @@ export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Prom
             'acted for, gives an empty page), ') +
           '`asset`, and `created_gte` (inclusive) / `created_lt` (exclusive), ISO 8601 with a time zone.',
         tags,
-        querystring: Type.Object({
-          ...PageQuery.properties,
-          member_id: Type.Optional(
-            Type.String({ minLength: 1, maxLength: 100, description: 'mem_<uuid> or external_member_id' }),
-          ),
-          asset: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9]{2,16}$' })),
-          created_gte: Type.Optional(
-            Type.String({ format: 'date-time', description: 'created at or after (ISO 8601)' }),
-          ),
-          created_lt: Type.Optional(Type.String({ format: 'date-time', description: 'created before (ISO 8601)' })),
-        }),
+        querystring: Type.Object({ ...PageQuery.properties, ...MemberAssetCreatedFilter }),
         response: { 200: listEnvelope(Deposit) },
       },
     },

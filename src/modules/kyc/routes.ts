@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { MemberRef } from '../../platform/list-filters.js';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { constantList, listEnvelope } from '../../platform/pagination.js';
@@ -142,7 +143,7 @@ export async function kycRoutes(app: AppInstance, ctx: ServiceContext): Promise<
             '`state_invalid`.'),
         tags: ['Sandbox'],
         params: Type.Object({
-          member_id: Type.String({ minLength: 1, maxLength: 100, description: 'mem_<uuid> or external_member_id' }),
+          member_id: MemberRef,
         }),
         body: Type.Object({
           decision: Type.Union([Type.Literal('approved'), Type.Literal('rejected')]),

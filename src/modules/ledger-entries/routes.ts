@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { MemberAssetCreatedFilter } from '../../platform/list-filters.js';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
@@ -71,15 +72,11 @@ export async function ledgerEntryRoutes(app: AppInstance, ctx: ServiceContext): 
         tags,
         querystring: Type.Object({
           ...PageQuery.properties,
-          member_id: Type.Optional(
-            Type.String({ minLength: 1, maxLength: 100, description: 'mem_<uuid> or external_member_id' }),
-          ),
-          asset: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9]{2,16}$' })),
+          member_id: MemberAssetCreatedFilter.member_id,
+          asset: MemberAssetCreatedFilter.asset,
           reference_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-          created_gte: Type.Optional(
-            Type.String({ format: 'date-time', description: 'created at or after (ISO 8601)' }),
-          ),
-          created_lt: Type.Optional(Type.String({ format: 'date-time', description: 'created before (ISO 8601)' })),
+          created_gte: MemberAssetCreatedFilter.created_gte,
+          created_lt: MemberAssetCreatedFilter.created_lt,
         }),
         response: { 200: listEnvelope(LedgerEntry) },
       },

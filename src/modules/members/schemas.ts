@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { MemberRef } from '../../platform/list-filters.js';
 
 export const externalMemberIdPattern = '^[A-Za-z0-9_.:-]{1,64}$';
 
@@ -44,5 +45,5 @@ export const Member = Type.Object(
 );
 
 export const MemberIdParams = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 100, description: 'mem_<uuid> or external_member_id' }),
+  id: MemberRef,
 });
