@@ -12,3 +12,5 @@ export { minKycLevel, profileOfMember, profileStatusOf } from './queries.js';
 export { imageFields, sniffImageType, validateImage, type ImageFieldName } from './rules.js';
 export { requireHighValueLevel } from './service.js';
 export { sandboxReview } from './check.js';
+// The document and face photo fields of the KYC form, for the card supplement screen (cards/applications/screens.ts).
+export { documentPhotoField, imageSizeMaxMb, selfiePhotoField } from './photo-fields.js';

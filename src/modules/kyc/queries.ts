@@ -64,7 +64,10 @@ export async function setMemberLevel(
     .executeTakeFirst();
 }
 
-/** The member's row, locked: submissions of one member are serialised on it. */
+/**
+ * The member's row, locked (as members' `lockMember`, which this area cannot import: members reads
+ * kyc's index): submissions of one member are serialised on it.
+ */
 export async function lockMember(trx: Db, memberId: string) {
   return trx
     .selectFrom('members')

@@ -4,7 +4,6 @@ import {
   completeTicket,
   type FieldError,
   fieldset,
-  fileField,
   form,
   type FormFields,
   type FormState,
@@ -19,6 +18,7 @@ import {
   type UploadedFile,
   voidTicket,
 } from '../hosted-screens/index.js';
+import { documentPhotoField, imageSizeMaxMb, selfiePhotoField } from './photo-fields.js';
 import { profileOfMember, type KycProfile } from './queries.js';
 import {
   countryCodes,
@@ -48,10 +48,6 @@ const updateIntro =
  * One form for both; on an update the images on record are kept unless new ones are chosen.
  */
 
-/** The image size limit shown to the member (the framework cuts uploads at 5 MB: form-body.ts). */
-const imageSizeMaxMb = 5;
-const imageAccept = 'image/jpeg,image/png';
-
 let countryOptions: { value: string; label: string }[] | undefined;
 function countries(): { value: string; label: string }[] {
   if (!countryOptions) {
@@ -66,7 +62,6 @@ function countries(): { value: string; label: string }[] {
 function profileForm(state: ScreenState, opts: { update: boolean }) {
   const s: FormState = state;
   const kept = opts.update ? 'A photo is on record and is kept unless you choose a new one.' : undefined;
-  const imageHint = `A JPEG or PNG image, smaller than ${imageSizeMaxMb} MB.`;
   return form(
     state.form,
     { multipart: true, submitLabel: opts.update ? 'Send changes for review' : 'Send for review' },
@@ -114,14 +109,7 @@ function profileForm(state: ScreenState, opts: { update: boolean }) {
           required: true,
         }),
         textField(s, { name: 'document_number', label: 'Document number', maxLength: 40, required: true }),
-        fileField(s, {
-          name: 'document_image',
-          label: 'Photo of the document',
-          hint: `The page with your photo. ${imageHint}`,
-          accept: imageAccept,
-          required: !opts.update,
-          keptNote: kept,
-        }),
+        documentPhotoField(s, { required: !opts.update, keptNote: kept }),
       ]),
       fieldset('Home address', [
         textField(s, {
@@ -155,16 +143,7 @@ function profileForm(state: ScreenState, opts: { update: boolean }) {
           required: true,
         }),
       ]),
-      fieldset('Your photo', [
-        fileField(s, {
-          name: 'selfie_image',
-          label: 'Photo of your face',
-          hint: `Face the camera in good light, without glasses or a hat. ${imageHint}`,
-          accept: imageAccept,
-          required: !opts.update,
-          keptNote: kept,
-        }),
-      ]),
+      fieldset('Your photo', [selfiePhotoField(s, { required: !opts.update, keptNote: kept })]),
     ],
   );
 }
