@@ -31,7 +31,18 @@ export interface ExchangeDirectionsTable {
   updated_at: Timestamp;
 }
 
-export interface ExchangeOrdersTable {
+/** A priced conversion of one asset into another: what an exchange order and a merchant conversion both record. */
+interface PricedConversion {
+  from_asset: string;
+  to_asset: string;
+  from_amount: Minor;
+  to_amount: Minor;
+  fee_amount: Minor;
+  fee_asset: string;
+  rate: string;
+}
+
+export interface ExchangeOrdersTable extends PricedConversion {
   seq: Generated<bigint>;
   id: string;
   merchant_id: string;
@@ -41,13 +52,6 @@ export interface ExchangeOrdersTable {
   kind: OrderKind;
   status: OrderStatus;
   status_version: number;
-  from_asset: string;
-  to_asset: string;
-  from_amount: Minor;
-  to_amount: Minor;
-  fee_amount: Minor;
-  fee_asset: string;
-  rate: string;
   mid_rate: string;
   quote_expires_at: NullableTimestamp;
   value_day: ColumnType<string | null, string | null | undefined, string | null>;
@@ -57,20 +61,13 @@ export interface ExchangeOrdersTable {
   updated_at: Timestamp;
 }
 
-export interface MerchantConversionsTable {
+export interface MerchantConversionsTable extends PricedConversion {
   seq: Generated<bigint>;
   id: string;
   merchant_id: string;
   environment: Environment;
   direction_id: string;
   status: 'completed';
-  from_asset: string;
-  to_asset: string;
-  from_amount: Minor;
-  to_amount: Minor;
-  fee_amount: Minor;
-  fee_asset: string;
-  rate: string;
   created_at: Timestamp;
 }
 
