@@ -1,15 +1,15 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { closeBrowser, launchBrowser } from './support/browser.js';
-import { jpegBytes, pngBytes, testHostedScreenKey } from './support/hosted.js';
-import { admin, useTestService } from './support/service.js';
+import { closeBrowser, launchBrowser, attachPhotos } from './support/browser.js';
+import { testHostedScreenKey } from './support/hosted.js';
+import { useTestService } from './support/service.js';
 import { assertAxeClean } from './support/axe.js';
+import { approvedCard, kycMember } from './support/fixtures.js';
 
 /**
  * The card screens in headless Chromium (one browser), as a member uses them: the supplement
@@ -38,13 +38,8 @@ async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(shots, `cards-${name}.png`), fullPage: true });
 }
 
-async function member(): Promise<string> {
-  const external = `cb-${randomUUID().slice(0, 8)}`;
-  const m = await client.members.create({ external_member_id: external });
-  await admin(service, 'POST', `/admin/v1/members/${m.id}/kyc-review`, { decision: 'approved', level: 1 });
-  await client.deposits.create({ member_id: external, asset: 'USDT', amount: '100', tx_hash: `t-${randomUUID()}` });
-  return external;
-}
+/** A member at KYC level 1 holding 100 USDT: its external id. */
+const member = async () => (await kycMember(service, client, { prefix: 'cb' })).external;
 
 test(
   'the supplement screen: refused without photos, then sent with both; ' + 'the application goes back to review',
@@ -70,12 +65,7 @@ test(
     assert.equal(await page.getByLabel('Photo of the document').getAttribute('aria-invalid'), 'true');
     await shot(page, 'supplement-2-errors');
 
-    await page
-      .getByLabel('Photo of the document')
-      .setInputFiles({ name: 'passport.png', mimeType: 'image/png', buffer: pngBytes });
-    await page
-      .getByLabel('Photo of your face')
-      .setInputFiles({ name: 'face.jpg', mimeType: 'image/jpeg', buffer: jpegBytes });
+    await attachPhotos(page);
     await page.getByRole('button', { name: 'Send photos' }).click();
     await page.waitForLoadState();
     assert.equal(await page.title(), 'Documents sent');
@@ -92,11 +82,7 @@ test(
 
 test('the reveal screen: details shown once after the member presses the button', async () => {
   const m = await member();
-  const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
-  const app = await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: m });
-  const card = await client.cards.get((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).card_id!, {
-    onBehalfOf: m,
-  });
+  const card = await client.cards.get(await approvedCard(client, m), { onBehalfOf: m });
   const t = await client.cards.createSecureSession(card.id, { onBehalfOf: m });
   const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 800, height: 700 } });
   const page = await context.newPage();

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { closeBrowser, launchBrowser } from './support/browser.js';
-import { jpegBytes, pngBytes, testHostedScreenKey } from './support/hosted.js';
+import { closeBrowser, launchBrowser, attachPhotos } from './support/browser.js';
+import { testHostedScreenKey } from './support/hosted.js';
 import { assertAxeClean } from './support/axe.js';
 import { useTestService } from './support/service.js';
 
@@ -81,12 +81,7 @@ test('the KYC form: refused with errors next to the fields, then sent with both 
   await shot(page, '2-errors');
 
   await lastName.fill('Hopper');
-  await page
-    .getByLabel('Photo of the document')
-    .setInputFiles({ name: 'passport.png', mimeType: 'image/png', buffer: pngBytes });
-  await page
-    .getByLabel('Photo of your face')
-    .setInputFiles({ name: 'face.jpg', mimeType: 'image/jpeg', buffer: jpegBytes });
+  await attachPhotos(page);
   await page.getByRole('button', { name: 'Send for review' }).click();
   await page.waitForLoadState();
   assert.equal(await page.title(), 'Details sent');

@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { jpegBytes, pngBytes } from './hosted.js';
 
 /**
  * Headless Chromium for the page tests, driven by playwright-core.
@@ -132,4 +133,14 @@ export function useBrowser(): () => Promise<Browser> {
     if (launched) await closeBrowser(await launched.catch(() => undefined));
   });
   return () => (launched ??= launchBrowser());
+}
+
+/** Attaches a valid photo of the document and of the face to the open hosted screen's form (KYC, card supplement). */
+export async function attachPhotos(page: Page): Promise<void> {
+  await page
+    .getByLabel('Photo of the document')
+    .setInputFiles({ name: 'passport.png', mimeType: 'image/png', buffer: pngBytes });
+  await page
+    .getByLabel('Photo of your face')
+    .setInputFiles({ name: 'face.jpg', mimeType: 'image/jpeg', buffer: jpegBytes });
 }
