@@ -188,26 +188,30 @@ export type Settlement<D extends { kind: string }> = Exclude<D, { kind: OpenOrde
 const keepsOpen = (d: { kind: string }): d is OpenOrderDecision => d.kind === 'suspend' || d.kind === 'wait';
 
 /**
- * Applies a decision of the lifecycle's rules to an order in one transaction, and schedules the
- * next re-query of an order that stays open (`applyAndSchedule`): `suspend` and `wait` by the
- * lifecycle (`fields`: the decision's provider facts as the area's columns), `none` not at all,
- * every other (complete, fail, the area's reverse) by the area's `settle`, which claims the move
- * and writes its ledger entry and event.
+ * An area's `applyDecision(ctx, id, decision, source)`: applies a decision of the lifecycle's rules
+ * to an order in one transaction, and schedules the next re-query of an order that stays open
+ * (`applyAndSchedule`): `suspend` and `wait` by the lifecycle (`fields`: the decision's provider
+ * facts as the area's columns), `none` not at all, every other (complete, fail, the area's
+ * reverse) by the area's `settle`, which claims the move and writes its ledger entry and event.
+ * `source` is `call` for the provider call's answer and `query` for a status query (counted in
+ * check_count, which drives the backoff).
  */
-export function applyDecisionToOrder<Row extends LifecycleOrderRow, D extends { kind: string }>(
-  ctx: Parameters<typeof applyAndSchedule>[0],
+export function decisionApplier<Row extends LifecycleOrderRow, D extends { kind: string }>(
   store: OrderStore,
-  id: string,
-  decision: D,
-  source: 'call' | 'query',
   fields: (d: D & OpenOrderDecision) => Fields,
-  settle: (trx: Transaction<Database>, d: Settlement<D>) => Promise<unknown>,
-): Promise<Row> {
-  return applyAndSchedule<Row>(ctx, store, id, source, async (trx) => {
-    if (decision.kind === 'none') return;
-    if (keepsOpen(decision)) await applyOpenDecision(trx, store, id, decision, fields(decision), source);
-    else await settle(trx, decision as Settlement<D>);
-  });
+  settle: (trx: Transaction<Database>, id: string, d: Settlement<D>) => Promise<unknown>,
+) {
+  return (
+    ctx: Parameters<typeof applyAndSchedule>[0],
+    id: string,
+    decision: D,
+    source: 'call' | 'query',
+  ): Promise<Row> =>
+    applyAndSchedule<Row>(ctx, store, id, source, async (trx) => {
+      if (decision.kind === 'none') return;
+      if (keepsOpen(decision)) await applyOpenDecision(trx, store, id, decision, fields(decision), source);
+      else await settle(trx, id, decision as Settlement<D>);
+    });
 }
 
 /**

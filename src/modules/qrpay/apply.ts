@@ -6,11 +6,10 @@
  */
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { ServiceContext } from '../../service-context.js';
 import { minorFromDb, postEntry, qrpayCompleteLines, qrpayFailLines, qrpayRefundLines } from '../../money/index.js';
 import { recordObjectEvent } from '../../events/index.js';
 import {
-  applyDecisionToOrder,
+  decisionApplier,
   claimMove,
   providerFields,
   type OrderStore,
@@ -118,17 +117,7 @@ async function settleIn(trx: Transaction<Database>, id: string, decision: Settle
 
 /**
  * Applies a decision in one transaction and schedules the next re-query of an order that stays
- * open (the shared lifecycle's `applyDecisionToOrder`). `source` is `call` for the payment call's
- * answer (it only replaces `pending`) and `query` for a status query (counted in check_count,
- * which drives the backoff).
+ * open (the shared lifecycle's `decisionApplier`). `source` is `call` for the payment call's
+ * answer (it only replaces `pending`) and `query` for a status query.
  */
-export function applyDecision(
-  ctx: ServiceContext,
-  id: string,
-  decision: Decision,
-  source: 'call' | 'query',
-): Promise<QrOrderRow> {
-  return applyDecisionToOrder<QrOrderRow, Decision>(ctx, qrpayOrders, id, decision, source, providerFields, (trx, d) =>
-    settleIn(trx, id, d),
-  );
-}
+export const applyDecision = decisionApplier<QrOrderRow, Decision>(qrpayOrders, providerFields, settleIn);

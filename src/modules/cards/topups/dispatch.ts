@@ -15,7 +15,7 @@ import {
 } from '../../../money/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import {
-  applyDecisionToOrder,
+  decisionApplier,
   callAgeMs,
   callInFlight as providerCallInFlight,
   claimDispatch,
@@ -167,16 +167,8 @@ async function settleIn(trx: Transaction<Database>, id: string, d: Settlement<To
   }
 }
 
-export function applyTopUpDecision(
-  ctx: ServiceContext,
-  id: string,
-  d: TopUpDecision,
-  source: 'call' | 'query',
-): Promise<CardTopupRow> {
-  return applyDecisionToOrder<CardTopupRow, TopUpDecision>(ctx, cardTopUps, id, d, source, providerFields, (trx, s) =>
-    settleIn(trx, id, s),
-  );
-}
+/** Applies a decision to a top-up in one transaction (the shared lifecycle's `decisionApplier`). */
+export const applyTopUpDecision = decisionApplier<CardTopupRow, TopUpDecision>(cardTopUps, providerFields, settleIn);
 
 /**
  * The dispatch claim, one transaction with the card row locked first (as every stopping action

@@ -7,7 +7,6 @@
  */
 import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
-import type { ServiceContext } from '../../../service-context.js';
 import {
   minorFromDb,
   postEntry,
@@ -19,7 +18,7 @@ import {
 } from '../../../money/index.js';
 import { recordObjectEvent } from '../../../events/index.js';
 import {
-  applyDecisionToOrder,
+  decisionApplier,
   claimMove,
   providerFields as lifecycleFields,
   type OrderStore,
@@ -148,22 +147,7 @@ async function settleIn(trx: Transaction<Database>, id: string, decision: Settle
 
 /**
  * Applies a decision in one transaction and schedules the next re-query of an order that stays
- * open (the shared lifecycle's `applyDecisionToOrder`). `source`: `call` for the payout call's
- * answer, `query` for a status query (counted in check_count, which drives the backoff).
+ * open (the shared lifecycle's `decisionApplier`). `source`: `call` for the payout call's answer,
+ * `query` for a status query.
  */
-export function applyDecision(
-  ctx: ServiceContext,
-  id: string,
-  decision: Decision,
-  source: 'call' | 'query',
-): Promise<RemitOrderRow> {
-  return applyDecisionToOrder<RemitOrderRow, Decision>(
-    ctx,
-    remitOrders,
-    id,
-    decision,
-    source,
-    providerFields,
-    (trx, d) => settleIn(trx, id, d),
-  );
-}
+export const applyDecision = decisionApplier<RemitOrderRow, Decision>(remitOrders, providerFields, settleIn);
