@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/money/index.js';
-import { balanceOf, fundedMember, eventsAbout } from './support/fixtures.js';
+import { balanceOf, fundedMember, eventsAbout, earnSetup } from './support/fixtures.js';
 import { newMerchantClient, useTestService, postgresOnly, instantUpstreams } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { payNow } from './support/emv.js';
@@ -21,24 +21,9 @@ import { earnTickers } from '../src/modules/earn/workers.js';
 
 describe('earn and QR payments: conformance audit', () => {
   let service: RunningService;
-  useTestService(
-    {
-      config: instantUpstreams,
-      merchant: false,
-    },
-    (s) => ({ service } = s),
-  );
+  useTestService({ config: instantUpstreams, merchant: false }, (s) => ({ service } = s));
 
-  async function setup(amount = '2000') {
-    const { client, merchantId } = await newMerchantClient(service);
-    const external = `a-${randomUUID().slice(0, 8)}`;
-    const member = await client.members.create({ external_member_id: external });
-    await client.deposits.create({ member_id: external, asset: 'USDT', amount, tx_hash: `t-${randomUUID()}` });
-    const products = await client.earn.products();
-    const flexible = products.find((p) => p.type === 'flexible')!;
-    const fixed = products.find((p) => p.type === 'fixed')!;
-    return { client, merchantId, m: external, memberId: member.id, flexible, fixed };
-  }
+  const setup = (amount = '2000') => earnSetup(service, amount, 'a');
   const usdt = async (client: MerchantWalletClient, m: string) =>
     (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === 'USDT') as any;
   const req = (client: MerchantWalletClient, method: string, path: string, opts: Record<string, unknown> = {}) =>
@@ -405,13 +390,7 @@ describe('earn and QR payments: conformance audit', () => {
 
 describe('qrpay: a key is bound to the member it was used for', () => {
   let service: RunningService;
-  useTestService(
-    {
-      config: instantUpstreams,
-      merchant: false,
-    },
-    (s) => ({ service } = s),
-  );
+  useTestService({ config: instantUpstreams, merchant: false }, (s) => ({ service } = s));
 
   it(
     'after a 504, the same key and body on behalf of another member never resumes (nor shows) the first ' +

@@ -10,24 +10,16 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { admin, newMerchantClient, useTestService, expectLedgerClean } from './support/service.js';
+import { admin, useTestService, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { earnTickers } from '../src/modules/earn/workers.js';
+import { earnSetup } from './support/fixtures.js';
 
 describe('earn', () => {
   let service: RunningService;
   useTestService({ merchant: false }, (s) => ({ service } = s));
 
-  async function setup() {
-    const { client, merchantId } = await newMerchantClient(service);
-    const external = `e-${randomUUID().slice(0, 8)}`;
-    const member = await client.members.create({ external_member_id: external });
-    await client.deposits.create({ member_id: external, asset: 'USDT', amount: '2000', tx_hash: `t-${randomUUID()}` });
-    const products = await client.earn.products();
-    const flexible = products.find((p) => p.type === 'flexible')!;
-    const fixed = products.find((p) => p.type === 'fixed')!;
-    return { client, merchantId, m: external, memberId: member.id, flexible, fixed };
-  }
+  const setup = () => earnSetup(service);
   const usdt = async (client: MerchantWalletClient, m: string) =>
     (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === 'USDT') as any;
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../../src/server.js';
 import type { Database } from '../../src/db/schema.js';
-import { admin } from './service.js';
+import { admin, newMerchantClient } from './service.js';
 
 /**
  * The small builders test files share: one definition each (issue 38, point 4). The service and
@@ -107,6 +107,19 @@ export const eventsAbout = <C extends keyof Database['events'] & string>(
   objectId: string,
   columns: C[],
 ) => service.ctx.db.selectFrom('events').select(columns).where('object_id', '=', objectId).orderBy('seq').execute();
+
+/**
+ * A new merchant (its client) and a member of it holding `usdt` USDT (external id `<prefix>-…`), with the
+ * merchant's earn products: the flexible one and the fixed-term one.
+ */
+export async function earnSetup(service: RunningService, usdt = '2000', prefix = 'e') {
+  const { client, merchantId } = await newMerchantClient(service);
+  const member = await fundedMember(client, usdt, 'USDT', { prefix, txHashPrefix: 't-' });
+  const products = await client.earn.products();
+  const flexible = products.find((p) => p.type === 'flexible')!;
+  const fixed = products.find((p) => p.type === 'fixed')!;
+  return { client, merchantId, m: member.external, memberId: member.id, flexible, fixed };
+}
 
 /** The member's balance line of `asset`. */
 export const balanceOf = async (client: MerchantWalletClient, member: string, asset = 'USDT') =>
