@@ -16,25 +16,21 @@ import type { Address } from '../shared/tables.js';
 import type { CardRow } from '../cards/tables.js';
 import { confirmedOrUnknown, memberCard, productOf, requestIdFor, storeConfirmed, terminal } from './issuer-calls.js';
 
+/** A control's change refused: the card's state, its product, the fields or the request; the card not found. */
+const changeErrors = [
+  'state_invalid',
+  'product_not_available',
+  'invalid_fields',
+  'invalid_request',
+  'not_found',
+] as const;
+
 export const controlErrors = {
-  limits: ['state_invalid', 'product_not_available', 'invalid_fields', 'invalid_request', 'not_found'],
-  merchantRules: [
-    'state_invalid',
-    'product_not_available',
-    'invalid_fields',
-    'invalid_request',
-    'not_found',
-    'upstream_error',
-  ],
+  limits: changeErrors,
+  // Changes the issuer is asked for: its failure too.
+  merchantRules: [...changeErrors, 'upstream_error'],
   getMerchantRules: ['not_found'],
-  billingAddress: [
-    'state_invalid',
-    'product_not_available',
-    'invalid_fields',
-    'invalid_request',
-    'not_found',
-    'upstream_error',
-  ],
+  billingAddress: [...changeErrors, 'upstream_error'],
   cvvUnblock: ['state_invalid', 'not_found', 'upstream_error', 'rate_limited'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
