@@ -7,6 +7,7 @@
  */
 import type { Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
+import { ownerColumns } from '../../db/owned-by.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
@@ -102,9 +103,7 @@ export async function subscribe(
   const row = await insertOrder(trx, {
     id: newId('ero'),
     position_id: newId('epo'),
-    merchant_id: scope.merchantId,
-    environment: scope.environment,
-    member_id: scope.memberId,
+    ...ownerColumns(scope),
     product_id: product.id,
     asset: product.asset,
     type: product.type,

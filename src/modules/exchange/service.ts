@@ -6,6 +6,7 @@
  */
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { ownerColumns } from '../../db/owned-by.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -104,9 +105,7 @@ export async function lockedQuote(
   const expiresAt = new Date(p.now.getTime() + p.direction.quote_lock_seconds * 1000);
   const row = await insertOrder(trx, {
     id: newId('exc'),
-    merchant_id: scope.merchantId,
-    environment: scope.environment,
-    member_id: scope.memberId,
+    ...ownerColumns(scope),
     direction_id: p.direction.id,
     kind: 'locked',
     status: 'quoted',
@@ -270,9 +269,7 @@ export async function executeMarket(
   );
   const row = await insertOrder(trx, {
     id: newId('exc'),
-    merchant_id: call.scope.merchantId,
-    environment: call.scope.environment,
-    member_id: call.scope.memberId,
+    ...ownerColumns(call.scope),
     direction_id: p.direction.id,
     kind: 'market',
     status: 'completed',

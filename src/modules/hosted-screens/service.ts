@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
+import { ownerColumns } from '../../db/owned-by.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError, invalidFields, type ErrorCode } from '../../platform/errors.js';
 import type { TicketPurpose } from './tables.js';
@@ -25,9 +26,7 @@ export async function issueTicket(ctx: ServiceContext, trx: Db, r: TicketRequest
   const now = await ctx.clock.now(trx, { merchantId: r.merchantId, environment: r.environment });
   return insertTicket(trx, {
     id: newTicketId(),
-    merchant_id: r.merchantId,
-    environment: r.environment,
-    member_id: r.memberId,
+    ...ownerColumns(r),
     purpose: r.purpose,
     subject_id: r.subjectId ?? null,
     action: r.action ?? null,

@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
+import { ownerColumns } from '../../db/owned-by.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -110,9 +111,7 @@ async function storeImage(
   );
   await insertImage(trx, {
     id,
-    merchant_id: scope.merchantId,
-    environment: scope.environment,
-    member_id: scope.memberId,
+    ...ownerColumns(scope),
     kind,
     content_type: image.type,
     size_bytes: image.data.length,
@@ -142,9 +141,7 @@ export async function submitFirstProfile(
   if (!sub.document || !sub.selfie) throw new Error('kyc: a first profile needs both images');
   const profile = await insertProfile(trx, {
     id: newId('kyp'),
-    merchant_id: scope.merchantId,
-    environment: scope.environment,
-    member_id: scope.memberId,
+    ...ownerColumns(scope),
     status: 'pending_review',
     ...sub.fields,
     document_image_id: await storeImage(ctx, trx, scope, 'document', sub.document),

@@ -1,5 +1,6 @@
 import type { Selectable, Transaction } from 'kysely';
 import type { Database, Db } from '../../db/schema.js';
+import { ownerColumns } from '../../db/owned-by.js';
 import type { ServiceContext } from '../../service-context.js';
 import type { WithdrawalStatus, WithdrawalsTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
@@ -126,9 +127,7 @@ export async function createWithdrawal(
 
   const row = await insertWithdrawal(trx, {
     id: newId('wdr'),
-    merchant_id: caller.merchantId,
-    environment: caller.environment,
-    member_id: caller.memberId,
+    ...ownerColumns(caller),
     asset: asset.code,
     network: network.network,
     address: input.address,
