@@ -4,9 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { MerchantWalletClient } from '@merchant-wallet/sdk';
-import { rawRequest } from './support/raw-http.js';
-import { spawnService, type ServiceProcess } from './support/process.js';
+import { spawnService, type ServiceProcess, adminPost, processClient } from './support/process.js';
 import { openSse } from './support/sse.js';
 import { postgresOnly } from './support/service.js';
 
@@ -28,34 +26,18 @@ describe('the event stream across processes', { skip: postgresOnly() }, () => {
   let key: { client_id: string; api_key: string; signing_key: string };
 
   const sandboxUrl = (p: ServiceProcess) => `http://api-sandbox.localhost:${new URL(p.publicUrl).port}`;
-  const clientOf = (p: ServiceProcess) =>
-    new MerchantWalletClient({
-      baseUrl: sandboxUrl(p),
-      connectHost: '127.0.0.1',
-      clientId: key.client_id,
-      apiKey: key.api_key,
-      signingKey: key.signing_key,
-      maxAttempts: 1,
-    });
+  const clientOf = (p: ServiceProcess) => processClient(p, key);
 
   before(async () => {
     [a, b] = await Promise.all([
       spawnService({ ...env, DATA_DIR: mkdtempSync(join(tmpdir(), 'mwa-ev-a-')) }),
       spawnService({ ...env, DATA_DIR: mkdtempSync(join(tmpdir(), 'mwa-ev-b-')) }),
     ]);
-    const call = (path: string, body: unknown) =>
-      rawRequest(`${a.adminUrl}${path}`, {
-        method: 'POST',
-        body: JSON.stringify(body),
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-      });
-    const merchant = (await call('/admin/v1/merchants', { name: 'event streams' })).body;
-    key = (
-      await call(`/admin/v1/merchants/${merchant.id}/api-keys`, {
-        environment: 'sandbox',
-        scopes: ['members:write', 'deposits:write', 'events:read'],
-      })
-    ).body;
+    const merchant = await adminPost(a, adminToken, '/admin/v1/merchants', { name: 'event streams' });
+    key = await adminPost(a, adminToken, `/admin/v1/merchants/${merchant.id}/api-keys`, {
+      environment: 'sandbox',
+      scopes: ['members:write', 'deposits:write', 'events:read'],
+    });
   });
   after(async () => {
     for (const p of [a, b]) p?.child.kill('SIGTERM');

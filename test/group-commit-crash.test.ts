@@ -9,8 +9,7 @@ import { MerchantWalletClient } from '@merchant-wallet/sdk';
 import { openDatabase } from '../src/db/connection.js';
 import { verifyLedger } from '../src/money/index.js';
 import { seedEmbeddedDataDir, testDatabaseOptions } from './support/database.js';
-import { rawRequest } from './support/raw-http.js';
-import { spawnService, type ServiceProcess } from './support/process.js';
+import { spawnService, type ServiceProcess, adminPost, processClient } from './support/process.js';
 
 /**
  * Issue 16, and issue 37 (batches across merchants): the service killed with SIGKILL while
@@ -41,14 +40,7 @@ describe('group commit across a crash of the service', () => {
       };
       let svc: ServiceProcess | undefined = await spawnService(env);
       try {
-        const adminCall = async (path: string, body: unknown) =>
-          (
-            await rawRequest(`${svc!.adminUrl}${path}`, {
-              method: 'POST',
-              body: JSON.stringify(body),
-              headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-            })
-          ).body;
+        const adminCall = (path: string, body: unknown) => adminPost(svc!, adminToken, path, body);
         const merchantCount = 4;
         const merchants: { id: string; key: { client_id: string; api_key: string; signing_key: string } }[] = [];
         for (let m = 0; m < merchantCount; m++) {
@@ -59,18 +51,7 @@ describe('group commit across a crash of the service', () => {
           });
           merchants.push({ id: merchant.id, key });
         }
-        const clientsOf = (p: ServiceProcess) =>
-          merchants.map(
-            ({ key }) =>
-              new MerchantWalletClient({
-                baseUrl: `http://api-sandbox.localhost:${new URL(p.publicUrl).port}`,
-                connectHost: '127.0.0.1',
-                clientId: key.client_id,
-                apiKey: key.api_key,
-                signingKey: key.signing_key,
-                maxAttempts: 1,
-              }),
-          );
+        const clientsOf = (p: ServiceProcess) => merchants.map(({ key }) => processClient(p, key));
         let clients = clientsOf(svc);
         for (const c of clients) {
           await c.members.create({ external_member_id: 'crash-a' });

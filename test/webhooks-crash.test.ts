@@ -6,12 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { MerchantWalletClient, verifyWebhookSignature } from '@merchant-wallet/sdk';
+import { verifyWebhookSignature } from '@merchant-wallet/sdk';
 import { openDatabase } from '../src/db/connection.js';
 import { verifyLedger } from '../src/money/index.js';
 import { seedEmbeddedDataDir, testDatabaseOptions } from './support/database.js';
-import { rawRequest } from './support/raw-http.js';
-import { spawnService, type ServiceProcess } from './support/process.js';
+import { spawnService, type ServiceProcess, adminPost, processClient } from './support/process.js';
 
 /**
  * The real service as a process, killed with SIGKILL while deliveries and jobs are in flight, then
@@ -72,28 +71,13 @@ describe('webhook delivery across a crash of the service', () => {
         // The events are made with the workers off; the next start finds all 30 due at once and
         // sends 16 (the bound per endpoint), so that some are still to come when the service dies.
         svc = await spawnService({ ...env, WORKERS: 'off' });
-        const adminCall = async (path: string, body: unknown) =>
-          (
-            await rawRequest(`${svc!.adminUrl}${path}`, {
-              method: 'POST',
-              body: JSON.stringify(body),
-              headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-            })
-          ).body;
+        const adminCall = (path: string, body: unknown) => adminPost(svc!, adminToken, path, body);
         const merchant = await adminCall('/admin/v1/merchants', { name: 'crash' });
         const key = await adminCall(`/admin/v1/merchants/${merchant.id}/api-keys`, {
           environment: 'sandbox',
           scopes: ['members:write', 'deposits:write', 'webhooks:write', 'merchant:read', 'balances:read'],
         });
-        const clientOf = (p: ServiceProcess) =>
-          new MerchantWalletClient({
-            baseUrl: `http://api-sandbox.localhost:${new URL(p.publicUrl).port}`,
-            connectHost: '127.0.0.1',
-            clientId: key.client_id,
-            apiKey: key.api_key,
-            signingKey: key.signing_key,
-            maxAttempts: 1,
-          });
+        const clientOf = (p: ServiceProcess) => processClient(p, key);
         let client = clientOf(svc);
         const endpoint = (await client.webhooks.createEndpoint({
           url: `http://127.0.0.1:${receiverPort}/hook`,

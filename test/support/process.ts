@@ -2,6 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { bundleForTests, bundledPath, newBuildDir, testNodeFlags } from '../../scripts/test-build.mjs';
+import { MerchantWalletClient } from '@merchant-wallet/sdk';
+import { rawRequest } from './raw-http.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -69,3 +71,31 @@ export async function spawnService(env: Record<string, string>, timeoutMs = 120_
   child.kill('SIGKILL');
   throw new Error(`service did not start:\n${out}`);
 }
+
+/** A key as the operator API answers a new one. */
+export interface ProcessKey {
+  client_id: string;
+  api_key: string;
+  signing_key: string;
+}
+
+/** A POST to the operator API of process `p` with its admin token: the answer's body. */
+export async function adminPost(p: ServiceProcess, adminToken: string, path: string, body: unknown): Promise<any> {
+  const res = await rawRequest(`${p.adminUrl}${path}`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+  });
+  return res.body;
+}
+
+/** A client of process `p`'s sandbox holding `key`, sending each request once. */
+export const processClient = (p: ServiceProcess, key: ProcessKey) =>
+  new MerchantWalletClient({
+    baseUrl: `http://api-sandbox.localhost:${new URL(p.publicUrl).port}`,
+    connectHost: '127.0.0.1',
+    clientId: key.client_id,
+    apiKey: key.api_key,
+    signingKey: key.signing_key,
+    maxAttempts: 1,
+  });
