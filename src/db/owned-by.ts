@@ -9,6 +9,19 @@ export type MemberOwnedTable = {
     : never;
 }[keyof Database];
 
+/** The tables whose rows belong to a merchant's environment. */
+export type ScopedTable = {
+  [T in keyof Database]: Database[T] extends { merchant_id: unknown; environment: unknown } ? T : never;
+}[keyof Database];
+
+/**
+ * The rows of one merchant's environment (a clock scope: a timed process's rows, or a caller's
+ * without the member). For a query's `where`: `.where(inScope(scope))`.
+ */
+export const inScope =
+  (scope: { merchantId: string; environment: Environment }) => (eb: ExpressionBuilder<Database, ScopedTable>) =>
+    eb.and([eb('merchant_id', '=', scope.merchantId), eb('environment', '=', scope.environment)]);
+
 /**
  * The caller's rows only (tenant isolation, docs/architecture.md "Design rules"): the merchant's,
  * of its environment, and on behalf of a member that member's own. For a query's `where`:

@@ -1,7 +1,7 @@
 import type { Insertable, Updateable } from 'kysely';
 import { resolveMember } from '../../members/index.js';
 import { earliestDue } from '../../../db/earliest-due.js';
-import { ownedBy } from '../../../db/owned-by.js';
+import { ownedBy, inScope } from '../../../db/owned-by.js';
 import type { ClockScope } from '../../../platform/clock.js';
 import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
 import type { CardApplicationRow, CardApplicationsTable, CardSupplementImagesTable } from './tables.js';
@@ -59,8 +59,7 @@ export async function insertSupplementImage(trx: Db, values: Insertable<CardSupp
 const openApplications = (db: Db, scope: ClockScope) =>
   db
     .selectFrom('card_applications')
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
+    .where(inScope(scope))
     .where('status', '=', 'pending')
     .where('upstream_outcome', '<>', 'accepted')
     .where('next_check_at', 'is not', null);
@@ -94,8 +93,7 @@ export async function postponeApplicationCheck(db: Db, id: string, now: Date, ne
 const pendingSupplements = (db: Db, scope: ClockScope) =>
   db
     .selectFrom('card_applications')
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
+    .where(inScope(scope))
     .where('status', '=', 'need_docs')
     .where('supplement_status', '=', 'pending');
 

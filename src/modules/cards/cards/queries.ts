@@ -1,6 +1,6 @@
 import { withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { earliestDue } from '../../../db/earliest-due.js';
-import { ownedBy } from '../../../db/owned-by.js';
+import { ownedBy, inScope } from '../../../db/owned-by.js';
 import type { Insertable, Updateable } from 'kysely';
 import type { CardRow, CardsTable } from './tables.js';
 
@@ -100,8 +100,7 @@ export async function liftActivationLocks(db: Db, scope: CardCaller, now: Date):
   await db
     .updateTable('cards')
     .set({ locked_until: null, activation_failures: 0, updated_at: now })
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
+    .where(inScope(scope))
     .where('locked_until', 'is not', null)
     .where('locked_until', '<=', now)
     .execute();
@@ -110,11 +109,7 @@ export async function liftActivationLocks(db: Db, scope: CardCaller, now: Date):
 /** Timed process `card.activation_unlock`: the earliest end of the scope's activation locks. */
 export async function nextActivationUnlock(db: Db, scope: CardCaller): Promise<Date | null> {
   return earliestDue(
-    db
-      .selectFrom('cards')
-      .where('merchant_id', '=', scope.merchantId)
-      .where('environment', '=', scope.environment)
-      .where('locked_until', 'is not', null),
+    db.selectFrom('cards').where(inScope(scope)).where('locked_until', 'is not', null),
     'locked_until',
   );
 }

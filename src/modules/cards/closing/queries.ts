@@ -1,16 +1,13 @@
 /** Reads and writes of closing and expiry: the closing cards to reconcile, the cards past their expiry month. */
 import { sql } from 'kysely';
 import { earliestDue } from '../../../db/earliest-due.js';
+import { inScope } from '../../../db/owned-by.js';
 import type { ClockScope } from '../../../platform/clock.js';
 import type { Db } from '../shared/queries.js';
 
 /** The scope's closing cards (the closing reconciliation's timed process). */
 const closingCards = (db: Db, scope: ClockScope) =>
-  db
-    .selectFrom('cards')
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
-    .where('status', '=', 'closing');
+  db.selectFrom('cards').where(inScope(scope)).where('status', '=', 'closing');
 
 /** Timed process `card.closing_reconcile`: the earliest next check of the scope's closing cards. */
 export async function nextClosingCheck(db: Db, scope: ClockScope): Promise<Date | null> {
@@ -48,8 +45,7 @@ const noReplacementUnderWay = sql<boolean>`NOT EXISTS (SELECT 1 FROM card_replac
 function expiringCards(db: Db, scope: ClockScope) {
   return db
     .selectFrom('cards')
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
+    .where(inScope(scope))
     .where('status', 'in', ['unactivated', 'active'])
     .where(noReplacementUnderWay);
 }

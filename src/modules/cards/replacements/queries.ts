@@ -1,7 +1,7 @@
 /** Reads and writes of card replacements (the request, its reads, the executor's steps and lease). */
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { earliestDue } from '../../../db/earliest-due.js';
-import { ownedBy } from '../../../db/owned-by.js';
+import { ownedBy, inScope } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
 import type { ClockScope } from '../../../platform/clock.js';
 import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
@@ -99,8 +99,7 @@ export async function recordReplacementWait(trx: Trx, id: string, set: Updateabl
 function dueReplacements(db: Kysely<Database>, scope: ClockScope) {
   return db
     .selectFrom('card_replacements')
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
+    .where(inScope(scope))
     .where('status', 'in', [...openReplacementStatuses])
     .where(notLeased);
 }

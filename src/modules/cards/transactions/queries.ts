@@ -1,7 +1,7 @@
 /** Reads and writes of card transactions (authorisations and the network's follow-ups, hold expiry). */
 import type { Insertable, Transaction, Updateable } from 'kysely';
 import { earliestDue } from '../../../db/earliest-due.js';
-import { ownedBy } from '../../../db/owned-by.js';
+import { ownedBy, inScope } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
 import type { ClockScope } from '../../../platform/clock.js';
 import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
@@ -101,8 +101,7 @@ export async function updateTransactionAmounts(
 function openAuthorizations(db: Db, scope: ClockScope) {
   return db
     .selectFrom('card_transactions')
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
+    .where(inScope(scope))
     .where('type', '=', 'authorization')
     .where('status', '=', 'approved');
 }

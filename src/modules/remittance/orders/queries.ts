@@ -4,7 +4,7 @@
  */
 import { sql, type Insertable, type RawBuilder, type Transaction } from 'kysely';
 import { earliestDue } from '../../../db/earliest-due.js';
-import { ownedBy } from '../../../db/owned-by.js';
+import { ownedBy, inScope } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
 import { minorFromDb } from '../../../money/index.js';
 import { withPrefix } from '../../../platform/ids.js';
@@ -148,8 +148,7 @@ export async function nextReturnCheck(db: Db, scope: ClockScope): Promise<Date |
   return earliestDue(
     db
       .selectFrom('remit_orders')
-      .where('merchant_id', '=', scope.merchantId)
-      .where('environment', '=', scope.environment)
+      .where(inScope(scope))
       .where('status', '=', 'completed')
       .where('return_check_at', 'is not', null),
     'return_check_at',
