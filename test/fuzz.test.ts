@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import type { RunningService } from '../src/server.js';
 import { newMerchantClient, useTestService } from './support/service.js';
 import { encodeSegment } from './support/hostile.js';
+import { deeplyNestedJson, unwritableJsonTexts } from './support/hostile.js';
 
 /**
  * Bad input of any kind gets a clear 4xx, never a 5xx and never a crash: every public operation of
@@ -60,17 +61,7 @@ const hugeNumberText = fc.oneof(
 );
 
 /** Raw JSON bodies JSON.stringify cannot make: nesting past any bound, numbers past double range. */
-const hostileRawBody = fc.oneof(
-  fc.integer({ min: 33, max: 20_000 }).map((n) => '{"a":'.repeat(n) + '1' + '}'.repeat(n)),
-  fc.integer({ min: 33, max: 20_000 }).map((n) => '['.repeat(n) + ']'.repeat(n)),
-  fc.constantFrom(
-    '{"amount":1e400}',
-    '{"amount":-1e400,"limit":123456789012345678901234567890}',
-    '{"a":"\\u0000"}',
-    '{"\\ud800":1}',
-    '{"url":"\\udc00"}',
-  ),
-);
+const hostileRawBody = fc.oneof(...deeplyNestedJson(), fc.constantFrom(...unwritableJsonTexts));
 
 /** A cursor whose number overflows 64 bits, and other unreadable ones. */
 const hostileCursor = fc.oneof(

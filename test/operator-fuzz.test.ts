@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import fc from 'fast-check';
 import type { RunningService } from '../src/server.js';
 import { admin, adminToken, newMerchantClient, useTestService } from './support/service.js';
-import { encodeSegment } from './support/hostile.js';
+import { encodeSegment, deeplyNestedJson, unwritableJsonTexts } from './support/hostile.js';
 
 /**
  * The operator listener's twin of fuzz.test.ts: every operation of the operator OpenAPI document
@@ -114,14 +114,9 @@ const dateText = fc.oneof(
 
 /** Raw JSON bodies JSON.stringify cannot make: nesting past any bound, numbers past double range, broken JSON. */
 const hostileRawBody = fc.oneof(
-  fc.integer({ min: 33, max: 20_000 }).map((n) => '{"a":'.repeat(n) + '1' + '}'.repeat(n)),
-  fc.integer({ min: 33, max: 20_000 }).map((n) => '['.repeat(n) + ']'.repeat(n)),
+  ...deeplyNestedJson(),
   fc.constantFrom(
-    '{"amount":1e400}',
-    '{"amount":-1e400,"limit":123456789012345678901234567890}',
-    '{"a":"\\u0000"}',
-    '{"\\ud800":1}',
-    '{"url":"\\udc00"}',
+    ...unwritableJsonTexts,
     '{',
     'null',
     '"text"',
