@@ -5,7 +5,6 @@ import {
   completeTicket,
   type FieldError,
   fieldset,
-  fileField,
   form,
   type FormState,
   type HostedScreen,
@@ -18,7 +17,16 @@ import {
   voidTicket,
 } from '../../hosted-screens/index.js';
 import { sealSupplementImage as sealImage } from './images.js';
-import { type ImageFieldName, imageFields, profileOfMember, sniffImageType, validateImage } from '../../kyc/index.js';
+import {
+  documentPhotoField,
+  type ImageFieldName,
+  imageFields,
+  imageSizeMaxMb,
+  profileOfMember,
+  selfiePhotoField,
+  sniffImageType,
+  validateImage,
+} from '../../kyc/index.js';
 import { supplementSubmitted } from './decisions.js';
 import { supplementOpen } from './state.js';
 import { findApplication, insertSupplementImage } from './queries.js';
@@ -36,8 +44,6 @@ const detailsHint = 'These details cannot be changed here. ' + 'If they are wron
  * (key `cards/supplement-images/v1`, bound to image, member and kind) and never leave the service.
  */
 
-const imageSizeMaxMb = 5;
-const imageAccept = 'image/jpeg,image/png';
 const supplementImageKeyLabel = 'cards/supplement-images/v1' as const;
 
 const scopeOf = (t: Ticket) => ({ merchantId: t.merchant_id, environment: t.environment, memberId: t.member_id });
@@ -138,30 +144,13 @@ export const cardSupplementScreen: HostedScreen = {
           },
         ])
       : html`<p>We have no identity details on record yet.</p>`;
-    const imageHint = `A JPEG or PNG image, smaller than ${imageSizeMaxMb} MB.`;
     return {
       title: 'Send new photos for your card',
       body: html`<p>The card issuer needs new photos to finish your card application. Both photos are required.</p>
         ${fieldset('Your details', [details, html`<p class="hint">${detailsHint}</p>`])}
         ${form(state.form, { multipart: true, submitLabel: 'Send photos' }, [
-          fieldset('Identity document', [
-            fileField(s, {
-              name: 'document_image',
-              label: 'Photo of the document',
-              hint: `The page with your photo. ${imageHint}`,
-              accept: imageAccept,
-              required: true,
-            }),
-          ]),
-          fieldset('Your photo', [
-            fileField(s, {
-              name: 'selfie_image',
-              label: 'Photo of your face',
-              hint: `Face the camera in good light, without glasses or a hat. ${imageHint}`,
-              accept: imageAccept,
-              required: true,
-            }),
-          ]),
+          fieldset('Identity document', [documentPhotoField(s, { required: true })]),
+          fieldset('Your photo', [selfiePhotoField(s, { required: true })]),
         ])}`,
     };
   },
