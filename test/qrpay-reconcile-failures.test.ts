@@ -12,6 +12,7 @@ import { reconcilePass } from '../src/provider-orders/store.js';
 import { newMerchantClient, useTestService, instantUpstreams } from './support/service.js';
 import { rawRequest } from './support/raw-http.js';
 import { payNow } from './support/emv.js';
+import { fundedMember } from './support/fixtures.js';
 
 interface LogLine {
   level: number;
@@ -45,29 +46,30 @@ describe('QR payment reconciliation failures', () => {
     return line ? Number(line.split(' ').pop()) : 0;
   }
 
-  it('logs and counts each order whose re-query throws, and leaves it open', async () => {
+  /**
+   * A new merchant whose QR provider times out, and a member of it holding 50 SGD: `pay` sends a payment of
+   * `amount`, answered 504 (the order left processing).
+   */
+  async function timingOutPayer(prefix: string) {
     const { client } = await newMerchantClient(service);
-    const external = `r-${randomUUID().slice(0, 8)}`;
-    await client.members.create({ external_member_id: external });
-    await client.deposits.create({
-      member_id: external,
-      asset: 'SGD',
-      amount: '50.00',
-      tx_hash: `bank-${randomUUID()}`,
-    });
-    await client.request({
-      method: 'POST',
-      path: '/v1/sandbox/upstream-behavior',
-      body: { upstream: 'qrpay', behavior: 'timeout' },
-    });
-    const res = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/qrpay/payments',
-      body: { qr_code: payNow({ amount: '5.00' }), asset: 'SGD' },
-      onBehalfOf: external,
-      idempotencyKey: randomUUID(),
-    });
-    assert.equal(res.status, 504);
+    const { external } = await fundedMember(client, '50.00', 'SGD', { prefix, txHashPrefix: 'bank-' });
+    await client.sandbox.presetUpstreamBehavior({ upstream: 'qrpay', behavior: 'timeout' });
+    const pay = async (amount: string) => {
+      const res = await client.requestRaw({
+        method: 'POST',
+        path: '/v1/qrpay/payments',
+        body: { qr_code: payNow({ amount }), asset: 'SGD' },
+        onBehalfOf: external,
+        idempotencyKey: randomUUID(),
+      });
+      assert.equal(res.status, 504);
+    };
+    return { external, pay };
+  }
+
+  it('logs and counts each order whose re-query throws, and leaves it open', async () => {
+    const { external, pay } = await timingOutPayer('r');
+    await pay('5.00');
     const order = await service.ctx.db
       .selectFrom('qrpay_orders')
       .select(['id', 'check_count'])
@@ -120,30 +122,8 @@ describe('QR payment reconciliation failures', () => {
     'never lets the lease of an order still waiting in a slow pass lapse: another process never re-queries it ' +
       'at the same time',
     async () => {
-      const { client } = await newMerchantClient(service);
-      const external = `s-${randomUUID().slice(0, 8)}`;
-      await client.members.create({ external_member_id: external });
-      await client.deposits.create({
-        member_id: external,
-        asset: 'SGD',
-        amount: '50.00',
-        tx_hash: `bank-${randomUUID()}`,
-      });
-      await client.request({
-        method: 'POST',
-        path: '/v1/sandbox/upstream-behavior',
-        body: { upstream: 'qrpay', behavior: 'timeout' },
-      });
-      for (let i = 0; i < 2; i++) {
-        const res = await client.requestRaw({
-          method: 'POST',
-          path: '/v1/qrpay/payments',
-          body: { qr_code: payNow({ amount: '1.00' }), asset: 'SGD' },
-          onBehalfOf: external,
-          idempotencyKey: randomUUID(),
-        });
-        assert.equal(res.status, 504);
-      }
+      const { external, pay } = await timingOutPayer('s');
+      for (let i = 0; i < 2; i++) await pay('1.00');
       const db = service.ctx.db;
       const ids = (
         await db
