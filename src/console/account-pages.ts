@@ -2,13 +2,14 @@ import type { FastifyReply } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
-import { consoleBase, loginClient, sendHtml, totpKey, type PageRequest } from './http.js';
+import { consoleBase, loginClient, totpKey, type PageRequest } from './http.js';
+
 import { formOf, one } from './form.js';
 import { changePassword } from './sign-in.js';
 import { recoveryCodesLeft, regenerateRecoveryCodes, totpStatus } from './second-factor.js';
 import { passwordLengthMin } from './password.js';
 import { accountPage } from './two-step-pages.js';
-import { consolePage, envPath, recoveryCodesPanel } from './views.js';
+import { envPath, recoveryCodesPanel, sendPage } from './views.js';
 import { csrfInput, newPasswordFields, textInput } from './fields.js';
 import { withChange, withSession, pageRoute } from './guards.js';
 
@@ -47,11 +48,7 @@ async function recoveryPage(
           inputMode: 'numeric',
         },
       )}<div class="actions"><button type="submit">Make new recovery codes</button></div></form></div>`;
-  return sendHtml(
-    reply,
-    status,
-    consolePage(page, { title: 'Recovery codes', section: '/account', problem: extra.problem, body }),
-  );
+  return sendPage(reply, page, { title: 'Recovery codes', section: '/account', problem: extra.problem, body }, status);
 }
 
 function passwordPage(
@@ -60,10 +57,10 @@ function passwordPage(
   extra: { problem?: string; notice?: string } = {},
   status = 200,
 ) {
-  return sendHtml(
+  return sendPage(
     reply,
-    status,
-    consolePage(page, {
+    page,
+    {
       title: 'Change your password',
       section: '/account',
       ...extra,
@@ -74,7 +71,8 @@ function passwordPage(
         'Current password',
         { type: 'password', required: true, autocomplete: 'current-password' },
       )}${newPasswordFields()}<div class="actions"><button type="submit">Change password</button></div></form></div>`,
-    }),
+    },
+    status,
   );
 }
 

@@ -7,9 +7,10 @@ import { getPayment, listPayments } from '../modules/qrpay/index.js';
 import { getOrder as getRemittance, listOrders as listRemittances } from '../modules/remittance/index.js';
 import { readOrder, readOrders } from '../modules/exchange/index.js';
 import { getOrder as getEarnOrder, listOrders as listEarnOrders, listPositions } from '../modules/earn/index.js';
-import { sendHtml, type PageRequest } from './http.js';
+import { callerOf, cursorOf } from './http.js';
+
 import { history } from './history.js';
-import { badge, consolePage, envPath, nextPageLink, table, when, type Column, shortId } from './views.js';
+import { badge, envPath, nextPageLink, sendPage, shortId, table, when, type Column } from './views.js';
 import { withSession, pageRoute } from './guards.js';
 
 /**
@@ -19,8 +20,6 @@ import { withSession, pageRoute } from './guards.js';
  * detail adds the state history (events) and the ledger postings.
  */
 
-export const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
-export const cursorOf = (req: FastifyRequest) => (req.query as { cursor?: string }).cursor;
 export const idOf = (req: FastifyRequest, name = 'id') => (req.params as Record<string, string>)[name]!;
 export const pageSize = 25;
 
@@ -204,32 +203,28 @@ export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
       withSession(ctx, async (req, reply, page) => {
         const list = await area.list(ctx, callerOf(page), { limit: pageSize, cursor: cursorOf(req) });
         const base = envPath(page.environment, area.path);
-        return sendHtml(
-          reply,
-          200,
-          consolePage(page, {
-            title: area.title,
-            section: area.path,
-            body: html`<p>${area.intro}</p>${table(
-              `${area.title}, newest first`,
-              [
-                // The member under the order's id: two long ids side by side push the status out of a wide screen.
-                {
-                  label: area.noun,
-                  cell: (r: Row) =>
-                    html`<a href="${base}/${r.id}">${shortId(String(r.id))}</a>${
-                      r.member_id ? html`<br>${shortId(String(r.member_id))}` : ''
-                    }`,
-                },
-                ...area.columns,
-                { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
-                { label: 'Created', cell: (r) => when(r.created_at ?? r.started_at) },
-              ],
-              list.data,
-              area.empty,
-            )}${nextPageLink(base, list.next_cursor)}`,
-          }),
-        );
+        return sendPage(reply, page, {
+          title: area.title,
+          section: area.path,
+          body: html`<p>${area.intro}</p>${table(
+            `${area.title}, newest first`,
+            [
+              // The member under the order's id: two long ids side by side push the status out of a wide screen.
+              {
+                label: area.noun,
+                cell: (r: Row) =>
+                  html`<a href="${base}/${r.id}">${shortId(String(r.id))}</a>${
+                    r.member_id ? html`<br>${shortId(String(r.member_id))}` : ''
+                  }`,
+              },
+              ...area.columns,
+              { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
+              { label: 'Created', cell: (r) => when(r.created_at ?? r.started_at) },
+            ],
+            list.data,
+            area.empty,
+          )}${nextPageLink(base, list.next_cursor)}`,
+        });
       }),
     );
 
@@ -239,16 +234,12 @@ export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
       withSession(ctx, async (req, reply, page) => {
         const row = await area.get(ctx, callerOf(page), idOf(req));
         const base = envPath(page.environment, area.path);
-        return sendHtml(
-          reply,
-          200,
-          consolePage(page, {
-            title: `${area.noun} ${row.id}`,
-            section: area.path,
-            body: html`${summaryCard(row, area.summary(row))}${await history(ctx, page, row.id)}<p><a
+        return sendPage(reply, page, {
+          title: `${area.noun} ${row.id}`,
+          section: area.path,
+          body: html`${summaryCard(row, area.summary(row))}${await history(ctx, page, row.id)}<p><a
               href="${base}">All ${area.title.toLowerCase()}</a></p>`,
-          }),
-        );
+        });
       }),
     );
   }
@@ -259,33 +250,29 @@ export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
     withSession(ctx, async (req, reply, page) => {
       const list = await listPositions(ctx.db, callerOf(page), { limit: pageSize, cursor: cursorOf(req) });
       const earn = envPath(page.environment, '/earn');
-      return sendHtml(
-        reply,
-        200,
-        consolePage(page, {
-          title: 'Earn positions',
-          section: '/earn-positions',
-          body: html`<p>What each earn order holds now. The order's page has its history and ledger entries.</p>${table(
-            'Earn positions, newest first',
-            [
-              {
-                label: 'Position',
-                cell: (r: Row) =>
-                  html`${shortId(String(r.id))}<br><a href="${earn}/${r.order_id}">Order ${shortId(
-                    String(r.order_id),
-                  )}</a>`,
-              },
-              { label: 'Product', cell: (r) => html`${code(r.product_id)}<br><span class="mono">${r.type}</span>` },
-              { label: 'Principal', cell: (r) => money(r.principal, r.asset), num: true },
-              { label: 'Interest accrued', cell: (r) => money(r.interest_accrued, r.asset), num: true },
-              { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
-              { label: 'Matures', cell: (r) => when(r.matures_at) },
-            ],
-            list.data,
-            'No earn positions in this environment yet.',
-          )}${nextPageLink(envPath(page.environment, '/earn-positions'), list.next_cursor)}`,
-        }),
-      );
+      return sendPage(reply, page, {
+        title: 'Earn positions',
+        section: '/earn-positions',
+        body: html`<p>What each earn order holds now. The order's page has its history and ledger entries.</p>${table(
+          'Earn positions, newest first',
+          [
+            {
+              label: 'Position',
+              cell: (r: Row) =>
+                html`${shortId(String(r.id))}<br><a href="${earn}/${r.order_id}">Order ${shortId(
+                  String(r.order_id),
+                )}</a>`,
+            },
+            { label: 'Product', cell: (r) => html`${code(r.product_id)}<br><span class="mono">${r.type}</span>` },
+            { label: 'Principal', cell: (r) => money(r.principal, r.asset), num: true },
+            { label: 'Interest accrued', cell: (r) => money(r.interest_accrued, r.asset), num: true },
+            { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
+            { label: 'Matures', cell: (r) => when(r.matures_at) },
+          ],
+          list.data,
+          'No earn positions in this environment yet.',
+        )}${nextPageLink(envPath(page.environment, '/earn-positions'), list.next_cursor)}`,
+      });
     }),
   );
 }

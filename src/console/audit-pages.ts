@@ -1,10 +1,9 @@
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
-import { sendHtml } from './http.js';
 import { auditPage } from './queries/audit.js';
 import { can } from './rules.js';
-import { consolePage, envPath, nextPageLink, realTimeMark, shortId, table, when } from './views.js';
+import { envPath, nextPageLink, realTimeMark, sendPage, shortId, table, when } from './views.js';
 import { withSession, pageRoute, refusedPage } from './guards.js';
 
 /** The audit log (audit.ts writes it): every change made through the console, which only an owner reads. */
@@ -20,13 +19,10 @@ export function registerAuditPages(app: AppInstance, ctx: ServiceContext): void 
         cursor: (req.query as { cursor?: string }).cursor,
       });
       type A = (typeof list.data)[number];
-      return sendHtml(
-        reply,
-        200,
-        consolePage(page, {
-          title: 'Audit log',
-          section: '/audit',
-          body: html`<p>Every change made through the console in the ${page.environment}, with who made it. Newest
+      return sendPage(reply, page, {
+        title: 'Audit log',
+        section: '/audit',
+        body: html`<p>Every change made through the console in the ${page.environment}, with who made it. Newest
              first.</p>${table(
                'Changes',
                [
@@ -39,8 +35,7 @@ export function registerAuditPages(app: AppInstance, ctx: ServiceContext): void 
                list.data,
                'No changes yet.',
              )}${nextPageLink(envPath(page.environment, '/audit'), list.next_cursor)}`,
-        }),
-      );
+      });
     }),
   );
 }

@@ -15,12 +15,13 @@ import {
   sniffImage,
   textOn,
 } from '../modules/hosted-screens/index.js';
-import { csrfField, sendHtml, type PageRequest } from './http.js';
+import { csrfField, type PageRequest } from './http.js';
+
 import { formFieldBytesMax, one, type FormFields } from './form.js';
 import { auditAccount } from './audit.js';
 import { storedBranding } from './queries/area-reads.js';
 import { can } from './rules.js';
-import { consolePage, envPath, postButton } from './views.js';
+import { envPath, postButton, sendPage } from './views.js';
 import { withChange, withSession, pageRoute, refusedPage } from './guards.js';
 
 /**
@@ -43,10 +44,10 @@ async function brandingPage(
   const stored = await storedBranding(ctx.db, page.session.merchantId);
   const values = extra.values ?? { display_name: stored?.display_name ?? '', accent: stored?.accent_color ?? '' };
   const base = envPath(page.environment, '/branding');
-  return sendHtml(
+  return sendPage(
     reply,
-    status,
-    consolePage(page, {
+    page,
+    {
       title: 'Branding',
       section: '/branding',
       notice: extra.notice,
@@ -84,7 +85,8 @@ async function brandingPage(
   id="f-logo-hint">PNG, JPEG or WebP, at most ${logoBytesMax / 1024} KB. Leave empty to keep the current one.</p><input
     id="f-logo" name="logo" type="file" accept="image/png,image/jpeg,image/webp" aria-describedby="f-logo-hint"></div>
 <div class="actions"><button type="submit">Save branding</button></div></form></div>`,
-    }),
+    },
+    status,
   );
 }
 

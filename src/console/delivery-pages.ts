@@ -3,18 +3,19 @@ import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { deliveryStatuses, listDeliveries, redeliver, redeliverAction } from '../modules/webhooks/index.js';
-import { attempt, sendHtml, type PageRequest } from './http.js';
+import { attempt, callerOf, type PageRequest } from './http.js';
+
 import { audit } from './audit.js';
 import { apiCalls, deliveryAttempts, deliveryEndpoints, endpointUrls } from './queries/webhooks.js';
 import { can } from './rules.js';
 import {
   badge,
-  consolePage,
   envPath,
   longValue,
   nextPageLink,
   postButton,
   realTimeMark,
+  sendPage,
   shortId,
   table,
   when,
@@ -28,7 +29,6 @@ import { withChange, withSession, pageRoute } from './guards.js';
  */
 
 const idOf = (req: FastifyRequest) => (req.params as { id: string }).id;
-const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
 
 async function deliveriesPage(
   ctx: ServiceContext,
@@ -58,10 +58,10 @@ async function deliveriesPage(
   const base = envPath(page.environment, '/deliveries');
   type D = (typeof list.data)[number];
   const tone = (s: string) => (s === 'sent' ? 'ok' : s === 'pending' ? 'warn' : s === 'no_subscriber' ? '' : 'bad');
-  return sendHtml(
+  return sendPage(
     reply,
-    status,
-    consolePage(page, {
+    page,
+    {
       title: 'Webhook deliveries',
       section: '/deliveries',
       ...extra,
@@ -118,7 +118,8 @@ ${table(
   list.data,
   'No deliveries match.',
 )}${nextPageLink(base, list.next_cursor, filter ? { status: filter } : {})}`,
-    }),
+    },
+    status,
   );
 }
 
@@ -152,35 +153,31 @@ export function registerDeliveryPages(app: AppInstance, ctx: ServiceContext): vo
       await ctx.apiCallLog.flush();
       const rows = await apiCalls(ctx.db, page.session.merchantId, page.environment, 50, before);
       const last = rows.length === 50 ? rows[rows.length - 1] : undefined;
-      return sendHtml(
-        reply,
-        200,
-        consolePage(page, {
-          title: 'API calls',
-          section: '/api-log',
-          body: html`<p>The newest calls first. Quote the request id when you ask for support.</p>${table(
-            'API calls',
-            [
-              { label: `Time${realTimeMark(page)}`, cell: (c: (typeof rows)[number]) => when(c.created_at) },
-              { label: 'Request id', cell: (c) => longValue(c.request_id) },
-              { label: 'Call', cell: (c) => longValue(`${c.method} ${c.path}`) },
-              {
-                label: 'Status',
-                cell: (c) =>
-                  badge(String(c.status_code), c.status_code < 400 ? 'ok' : c.status_code < 500 ? 'warn' : 'bad'),
-              },
-              { label: 'Duration', cell: (c) => `${c.duration_ms} ms`, num: true },
-            ],
-            rows,
-            'No calls in this environment yet.',
-          )}${
-            last
-              ? html`<p><a href="${envPath(page.environment, '/api-log')}?before=${String(last.id)}">Older
+      return sendPage(reply, page, {
+        title: 'API calls',
+        section: '/api-log',
+        body: html`<p>The newest calls first. Quote the request id when you ask for support.</p>${table(
+          'API calls',
+          [
+            { label: `Time${realTimeMark(page)}`, cell: (c: (typeof rows)[number]) => when(c.created_at) },
+            { label: 'Request id', cell: (c) => longValue(c.request_id) },
+            { label: 'Call', cell: (c) => longValue(`${c.method} ${c.path}`) },
+            {
+              label: 'Status',
+              cell: (c) =>
+                badge(String(c.status_code), c.status_code < 400 ? 'ok' : c.status_code < 500 ? 'warn' : 'bad'),
+            },
+            { label: 'Duration', cell: (c) => `${c.duration_ms} ms`, num: true },
+          ],
+          rows,
+          'No calls in this environment yet.',
+        )}${
+          last
+            ? html`<p><a href="${envPath(page.environment, '/api-log')}?before=${String(last.id)}">Older
              calls</a></p>`
-              : ''
-          }`,
-        }),
-      );
+            : ''
+        }`,
+      });
     }),
   );
 }

@@ -1,20 +1,16 @@
-import type { FastifyRequest } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
 
 import { getDeposit, listDeposits } from '../modules/deposits/index.js';
-import { sendHtml, type PageRequest } from './http.js';
+import { callerOf, cursorOf } from './http.js';
 
 import { history } from './history.js';
 
-import { badge, consolePage, envPath, nextPageLink, shortId, table, when } from './views.js';
+import { badge, envPath, nextPageLink, sendPage, shortId, table, when } from './views.js';
 import { withSession, pageRoute } from './guards.js';
 
 /** Deposits, read only: the list and one deposit with its state history and ledger postings. */
-
-const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
-const cursorOf = (req: FastifyRequest) => (req.query as { cursor?: string }).cursor;
 
 export function registerDepositPages(app: AppInstance, ctx: ServiceContext): void {
   app.get(
@@ -22,13 +18,10 @@ export function registerDepositPages(app: AppInstance, ctx: ServiceContext): voi
     pageRoute,
     withSession(ctx, async (req, reply, page) => {
       const d = await getDeposit(ctx.db, callerOf(page), (req.params as { id: string }).id);
-      return sendHtml(
-        reply,
-        200,
-        consolePage(page, {
-          title: `Deposit ${d.id}`,
-          section: '/deposits',
-          body: html`<div class="card"><dl class="summary"><dt>Status</dt><dd>${badge(d.status, 'ok')}</dd>
+      return sendPage(reply, page, {
+        title: `Deposit ${d.id}`,
+        section: '/deposits',
+        body: html`<div class="card"><dl class="summary"><dt>Status</dt><dd>${badge(d.status, 'ok')}</dd>
             <dt>Member</dt><dd><code>${d.member_id}</code></dd><dt>Amount</dt><dd>${d.amount} ${d.asset}</dd>
               <dt>Network</dt><dd>${d.network}</dd><dt>Transaction</dt><dd><code>${d.tx_hash}</code></dd>
                 <dt>Created</dt><dd>${when(d.created_at)}</dd></dl></div>${await history(
@@ -36,8 +29,7 @@ export function registerDepositPages(app: AppInstance, ctx: ServiceContext): voi
                   page,
                   d.id,
                 )}<p><a href="${envPath(page.environment, '/deposits')}">All deposits</a></p>`,
-        }),
-      );
+      });
     }),
   );
 
@@ -47,31 +39,27 @@ export function registerDepositPages(app: AppInstance, ctx: ServiceContext): voi
     withSession(ctx, async (req, reply, page) => {
       const list = await listDeposits(ctx.db, callerOf(page), { limit: 25, cursor: cursorOf(req) });
       type D = (typeof list.data)[number];
-      return sendHtml(
-        reply,
-        200,
-        consolePage(page, {
-          title: 'Deposits',
-          section: '/deposits',
-          body: html`${table(
-            'Deposits, newest first',
-            [
-              {
-                label: 'Deposit',
-                cell: (d: D) => html`<a href="${envPath(page.environment, `/deposits/${d.id}`)}">${shortId(d.id)}</a>`,
-              },
-              { label: 'Member', cell: (d) => shortId(d.member_id) },
-              { label: 'Amount', cell: (d) => `${d.amount} ${d.asset}`, num: true },
-              { label: 'Network', cell: (d) => d.network },
-              { label: 'Transaction', cell: (d) => shortId(d.tx_hash) },
-              { label: 'Status', cell: (d) => badge(d.status, 'ok') },
-              { label: 'Created', cell: (d) => when(d.created_at) },
-            ],
-            list.data,
-            'No deposits in this environment yet.',
-          )}${nextPageLink(envPath(page.environment, '/deposits'), list.next_cursor)}`,
-        }),
-      );
+      return sendPage(reply, page, {
+        title: 'Deposits',
+        section: '/deposits',
+        body: html`${table(
+          'Deposits, newest first',
+          [
+            {
+              label: 'Deposit',
+              cell: (d: D) => html`<a href="${envPath(page.environment, `/deposits/${d.id}`)}">${shortId(d.id)}</a>`,
+            },
+            { label: 'Member', cell: (d) => shortId(d.member_id) },
+            { label: 'Amount', cell: (d) => `${d.amount} ${d.asset}`, num: true },
+            { label: 'Network', cell: (d) => d.network },
+            { label: 'Transaction', cell: (d) => shortId(d.tx_hash) },
+            { label: 'Status', cell: (d) => badge(d.status, 'ok') },
+            { label: 'Created', cell: (d) => when(d.created_at) },
+          ],
+          list.data,
+          'No deposits in this environment yet.',
+        )}${nextPageLink(envPath(page.environment, '/deposits'), list.next_cursor)}`,
+      });
     }),
   );
 }

@@ -3,12 +3,13 @@ import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import { deliveryView, listEndpoints, replayEndpoint, replayEventsMax } from '../modules/webhooks/index.js';
-import { attempt, sendHtml, type PageRequest } from './http.js';
+import { attempt, callerOf, type PageRequest } from './http.js';
+
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 import { endpointDeliveries } from './queries/webhooks.js';
 import { can } from './rules.js';
-import { badge, consolePage, envPath, table, when } from './views.js';
+import { badge, envPath, sendPage, table, when } from './views.js';
 import { csrfInput, selectInput, textInput } from './fields.js';
 import { withChange, withSession, pageRoute } from './guards.js';
 
@@ -17,7 +18,6 @@ import { withChange, withSession, pageRoute } from './guards.js';
  * form. The replay is the webhooks area's function: the same rules as the API.
  */
 
-const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
 const isTime = (v: string) => v !== '' && !Number.isNaN(Date.parse(v));
 
 async function endpointPage(
@@ -31,14 +31,15 @@ async function endpointPage(
   const id = (req.params as { id: string }).id;
   const endpoint = (await listEndpoints(ctx.db, callerOf(page))).data.find((e) => e.id === id);
   if (!endpoint) {
-    return sendHtml(
+    return sendPage(
       reply,
-      404,
-      consolePage(page, {
+      page,
+      {
         title: 'Endpoint not found',
         section: '/webhooks',
         body: html`<p>No such webhook endpoint in this environment.</p>`,
-      }),
+      },
+      404,
     );
   }
   const deliveries = (await endpointDeliveries(ctx.db, page.session.merchantId, page.environment, endpoint.id)).map(
@@ -68,10 +69,10 @@ async function endpointPage(
         extra.values?.only_failed ?? 'true',
       )}<div class="actions"><button type="submit">Replay</button></div></form>`
     : html``;
-  return sendHtml(
+  return sendPage(
     reply,
-    status,
-    consolePage(page, {
+    page,
+    {
       title: 'Webhook endpoint',
       section: '/webhooks',
       notice: extra.notice,
@@ -96,7 +97,8 @@ async function endpointPage(
           deliveries,
           'No deliveries yet.',
         )}<p><a href="${envPath(page.environment, '/webhooks')}">All endpoints</a></p>`,
-    }),
+    },
+    status,
   );
 }
 

@@ -3,9 +3,10 @@ import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { type EventObject, findEvent, listEvents } from '../modules/events/index.js';
-import { sendHtml, type PageRequest } from './http.js';
+import { callerOf, type PageRequest } from './http.js';
+
 import { eventDeliveries } from './queries/webhooks.js';
-import { badge, consolePage, envPath, nextPageLink, shortId, table, when } from './views.js';
+import { badge, envPath, nextPageLink, sendPage, shortId, table, when } from './views.js';
 import { selectInput, textInput } from './fields.js';
 import { withSession, pageRoute } from './guards.js';
 
@@ -15,7 +16,6 @@ import { withSession, pageRoute } from './guards.js';
  * reads are the events area's own queries: the same rules as the API.
  */
 
-const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
 const isTime = (v: string) => v !== '' && !Number.isNaN(Date.parse(v));
 
 interface Filters {
@@ -48,36 +48,33 @@ async function eventsPage(ctx: ServiceContext, req: FastifyRequest, reply: Fasti
   });
   const base = envPath(page.environment, '/events');
   const kept = Object.fromEntries(Object.entries(f).filter(([, v]) => v !== '')) as Record<string, string>;
-  return sendHtml(
-    reply,
-    200,
-    consolePage(page, {
-      title: 'Events',
-      section: '/events',
-      problem: bad.length
-        ? `Not a time: ${bad.join(', ')} (use ISO 8601, such as 2026-01-31T12:00:00Z); that filter is left out.`
-        : undefined,
-      body: html`<p>Every event of this environment kept for ${ctx.config.eventRetentionDays} days, as its webhook
+  return sendPage(reply, page, {
+    title: 'Events',
+    section: '/events',
+    problem: bad.length
+      ? `Not a time: ${bad.join(', ')} (use ISO 8601, such as 2026-01-31T12:00:00Z); that filter is left out.`
+      : undefined,
+    body: html`<p>Every event of this environment kept for ${ctx.config.eventRetentionDays} days, as its webhook
          carried it, newest first.</p>
 <form method="get" action="${base}" class="filters">${textInput('type', 'Type', {
-        value: f.type,
-        hint: 'An exact type, or a prefix ending in .* such as card.*',
-      })}${textInput('object_id', 'Object id', {
-        value: f.object_id,
-      })}${textInput('created_gte', 'Created from', { value: f.created_gte, hint: 'ISO 8601' })}${textInput(
-        'created_lt',
-        'Created before',
-        { value: f.created_lt, hint: 'ISO 8601' },
-      )}${selectInput(
-        'delivery_success',
-        'Delivery',
-        [
-          { value: '', label: 'Any' },
-          { value: 'true', label: 'All sent' },
-          { value: 'false', label: 'Failed, dead or no subscriber' },
-        ],
-        f.delivery_success,
-      )}<button type="submit" class="secondary">Filter</button></form>
+      value: f.type,
+      hint: 'An exact type, or a prefix ending in .* such as card.*',
+    })}${textInput('object_id', 'Object id', {
+      value: f.object_id,
+    })}${textInput('created_gte', 'Created from', { value: f.created_gte, hint: 'ISO 8601' })}${textInput(
+      'created_lt',
+      'Created before',
+      { value: f.created_lt, hint: 'ISO 8601' },
+    )}${selectInput(
+      'delivery_success',
+      'Delivery',
+      [
+        { value: '', label: 'Any' },
+        { value: 'true', label: 'All sent' },
+        { value: 'false', label: 'Failed, dead or no subscriber' },
+      ],
+      f.delivery_success,
+    )}<button type="submit" class="secondary">Filter</button></form>
 ${table(
   'Events, newest first',
   [
@@ -93,32 +90,29 @@ ${table(
   list.data,
   'No events match.',
 )}${nextPageLink(base, list.next_cursor, kept)}`,
-    }),
-  );
+  });
 }
 
 async function eventPage(ctx: ServiceContext, req: FastifyRequest, reply: FastifyReply, page: PageRequest) {
   const event = await findEvent(ctx.db, callerOf(page), (req.params as { id: string }).id);
   if (!event) {
-    return sendHtml(
+    return sendPage(
       reply,
-      404,
-      consolePage(page, {
+      page,
+      {
         title: 'Event not found',
         section: '/events',
         body: html`<p>No such event in this environment (it may be older than the retention).</p>`,
-      }),
+      },
+      404,
     );
   }
   const records = await eventDeliveries(ctx.db, page.session.merchantId, event.event_id);
   type R = (typeof records)[number];
-  return sendHtml(
-    reply,
-    200,
-    consolePage(page, {
-      title: `Event ${event.event_type}`,
-      section: '/events',
-      body: html`<div class="card"><h2>The webhook body</h2><pre class="mono">${JSON.stringify(event, null, 2)}</pre>
+  return sendPage(reply, page, {
+    title: `Event ${event.event_type}`,
+    section: '/events',
+    body: html`<div class="card"><h2>The webhook body</h2><pre class="mono">${JSON.stringify(event, null, 2)}</pre>
         </div>${table(
           'Deliveries',
           [
@@ -151,8 +145,7 @@ async function eventPage(ctx: ServiceContext, req: FastifyRequest, reply: Fastif
           records,
           'No delivery record yet.',
         )}<p><a href="${envPath(page.environment, '/events')}">All events</a></p>`,
-    }),
-  );
+  });
 }
 
 export function registerEventPages(app: AppInstance, ctx: ServiceContext): void {

@@ -11,11 +11,12 @@ import {
   listExports,
   openExportFile,
 } from '../modules/exports/index.js';
-import { attempt, redirect, sendHtml, type PageRequest } from './http.js';
+import { attempt, redirect, type PageRequest } from './http.js';
+
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 import { can } from './rules.js';
-import { badge, consolePage, envPath, nextPageLink, shortId, table, when } from './views.js';
+import { badge, envPath, nextPageLink, sendPage, shortId, table, when } from './views.js';
 import { csrfInput, selectInput, textInput } from './fields.js';
 import { instant } from './ledger-pages.js';
 import { withChange, withSession, pageRoute } from './guards.js';
@@ -40,10 +41,10 @@ async function exportsPage(
   const base = envPath(page.environment, '/exports');
   const canWrite = can(page.session.role, 'exports.write');
   type X = (typeof list.data)[number];
-  return sendHtml(
+  return sendPage(
     reply,
-    status,
-    consolePage(page, {
+    page,
+    {
       title: 'Exports',
       section: '/exports',
       problem: extra.problem,
@@ -91,7 +92,8 @@ async function exportsPage(
               ])}<button type="submit">Request</button></form>`
             : ''
         }`,
-    }),
+    },
+    status,
   );
 }
 

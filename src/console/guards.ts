@@ -8,9 +8,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
 import { html } from '../modules/hosted-screens/index.js';
-import { environmentParam, sendHtml, sessionCsrf, sessionCsrfValid, sessionOf, type PageRequest } from './http.js';
+import { environmentParam, sessionCsrf, sessionCsrfValid, sessionOf, type PageRequest } from './http.js';
+
 import { can, type Permission } from './rules.js';
-import { consolePage, envPath } from './views.js';
+import { envPath, sendPage } from './views.js';
 
 /** The options of every console route: public to the API's pipeline (the console checks its own
  * session, here) and hidden from the OpenAPI document. */
@@ -37,15 +38,16 @@ export function refusedPage(page: PageRequest, reply: FastifyReply, why: Refusal
     why === 'role'
       ? `Your role (${page.session.role}) cannot make this change. Ask an owner of the account.`
       : 'The form was open too long or did not come from this console. Open the page again and retry.';
-  return sendHtml(
+  return sendPage(
     reply,
-    403,
-    consolePage(page, {
+    page,
+    {
       title: 'Not allowed',
       section: 'none',
       problem: text,
       body: html`<p><a href="${envPath(page.environment)}">Back to the console</a></p>`,
-    }),
+    },
+    403,
   );
 }
 

@@ -8,12 +8,13 @@ import { validatorCompiler } from '../platform/validation.js';
 import { completeInSandbox, html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import { AuthorizationBodySchema, authorize, sandboxAdvance, sandboxShip } from '../modules/cards/index.js';
 import { sandboxReview } from '../modules/kyc/index.js';
-import { attempt, sendHtml, type PageRequest } from './http.js';
+import { attempt, callerOf, type PageRequest } from './http.js';
+
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 import { listMerchantApplications } from './queries/area-reads.js';
 import { can } from './rules.js';
-import { consolePage, envPath, table, when } from './views.js';
+import { envPath, sendPage, table, when } from './views.js';
 import { csrfInput, selectInput, textInput } from './fields.js';
 import { statusBadge } from './area-pages.js';
 import { withSandboxChange, withSandboxSession } from './sandbox-only.js';
@@ -31,7 +32,6 @@ import { pageRoute } from './guards.js';
  */
 
 const base = envPath('sandbox', '/helpers');
-const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
 
 /** The API route's own body validator (the same compiled Ajv check), so the page accepts what the call accepts. */
 const validAuthorization = validatorCompiler({
@@ -56,10 +56,10 @@ async function helpersPage(
       ? html`<form method="post" action="${base}/${action}">${csrfInput(page)}${fields}<div class="actions"><button
         type="submit">${button}</button></div></form>`
       : '';
-  return sendHtml(
+  return sendPage(
     reply,
-    status,
-    consolePage(page, {
+    page,
+    {
       title: 'Sandbox test helpers',
       section: '/helpers',
       ...extra,
@@ -144,7 +144,8 @@ async function helpersPage(
         )}`,
         'Complete screen',
       )}</div>`,
-    }),
+    },
+    status,
   );
 }
 

@@ -126,6 +126,11 @@ export interface PageRequest {
   now: Date;
 }
 
+/** The merchant and environment a page acts for: the scope of the areas' reads and writes. */
+export const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
+/** The list cursor of a page's query string (the next-page link's). */
+export const cursorOf = (req: FastifyRequest) => (req.query as { cursor?: string }).cursor;
+
 export function environmentParam(req: FastifyRequest): Environment | undefined {
   const env = (req.params as { env?: string }).env;
   return env === 'sandbox' || env === 'production' ? env : undefined;

@@ -10,12 +10,13 @@ import type { ServiceContext } from '../service-context.js';
 import { restrictedScopes, scopeCatalogue } from '../platform/scopes.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import { createKey, splitScopes } from '../modules/merchants/index.js';
-import { attempt, sendHtml, type PageRequest } from './http.js';
+import { attempt, type PageRequest } from './http.js';
+
 import { all, one, formOf } from './form.js';
 import { audit } from './audit.js';
 import { listKeys } from './queries/area-reads.js';
 import { allowlistLines, can } from './rules.js';
-import { consolePage, envPath, realTimeMark, table, when } from './views.js';
+import { envPath, realTimeMark, sendPage, table, when } from './views.js';
 import { checkboxes, csrfInput } from './fields.js';
 import {
   allowlistPreview,
@@ -80,10 +81,10 @@ async function listPage(
 ) {
   const keys = await listKeys(ctx.db, page.session.merchantId, page.environment);
   const canWrite = can(page.session.role, 'keys.write');
-  return sendHtml(
+  return sendPage(
     reply,
-    status,
-    consolePage(page, {
+    page,
+    {
       title: 'API keys',
       section: '/keys',
       problem: extra.problem,
@@ -107,7 +108,8 @@ async function listPage(
         keys,
         'No keys in this environment yet.',
       )}${canWrite ? createForm(page, extra.form ?? { scopes: [], allowlist: '', expires: '' }, extra.preview) : ''}`,
-    }),
+    },
+    status,
   );
 }
 

@@ -10,7 +10,7 @@ import { attempt, redirect, sendHtml, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 import { can, refusalFor } from './rules.js';
-import { askFirst, badge, confirmPage, consolePage, envPath, nextPageLink, shortId, table, when } from './views.js';
+import { askFirst, badge, confirmPage, envPath, nextPageLink, sendPage, shortId, table, when } from './views.js';
 import { csrfInput, selectInput, textInput } from './fields.js';
 import { withChange, withSession, pageRoute } from './guards.js';
 
@@ -61,10 +61,10 @@ async function balancesPage(
   const canWrite = can(page.session.role, 'monitors.write');
   type B = (typeof balances)[number];
   type M = (typeof monitors)[number];
-  return sendHtml(
+  return sendPage(
     reply,
-    status,
-    consolePage(page, {
+    page,
+    {
       title: 'Balances',
       section: '',
       problem,
@@ -111,7 +111,8 @@ async function balancesPage(
               type="submit">Add monitor</button></form>`
        : ''
    }`,
-    }),
+    },
+    status,
   );
 }
 
@@ -142,20 +143,17 @@ async function ledgerPage(ctx: ServiceContext, req: FastifyRequest, reply: Fasti
       );
   const base = envPath(page.environment, '/ledger');
   type E = (typeof list.data)[number];
-  return sendHtml(
-    reply,
-    200,
-    consolePage(page, {
-      title: 'Ledger',
-      section: '/ledger',
-      body: html`<p>Every journal entry of the merchant, newest first: each moves one asset, its debits equal its
+  return sendPage(reply, page, {
+    title: 'Ledger',
+    section: '/ledger',
+    body: html`<p>Every journal entry of the merchant, newest first: each moves one asset, its debits equal its
          credits. <code>platform:…</code> lines are the platform's side of your business.</p>
 <form method="get" action="${base}" class="filters">${textInput('member_id', 'Member', {
-        value: filters.member_id,
-        hint: 'mem_… or your external id',
-      })}${textInput('asset', 'Asset', {
-        value: filters.asset,
-      })}${textInput('reference_id', 'Reference', { value: filters.reference_id, hint: 'dep_…, wdr_…' })}<button
+      value: filters.member_id,
+      hint: 'mem_… or your external id',
+    })}${textInput('asset', 'Asset', {
+      value: filters.asset,
+    })}${textInput('reference_id', 'Reference', { value: filters.reference_id, hint: 'dep_…, wdr_…' })}<button
         type="submit" class="secondary">Filter</button></form>${table(
           'Journal entries',
           [
@@ -181,8 +179,7 @@ async function ledgerPage(ctx: ServiceContext, req: FastifyRequest, reply: Fasti
           list.data,
           'No entries.',
         )}${nextPageLink(base, list.next_cursor, Object.fromEntries(Object.entries(filters).filter(([, v]) => v)))}`,
-    }),
-  );
+  });
 }
 
 export function registerLedgerPages(app: AppInstance, ctx: ServiceContext): void {

@@ -4,7 +4,7 @@ import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { memberBalances } from '../modules/balances/index.js';
 import { confirmWithdrawal, failWithdrawal, getWithdrawal, listWithdrawals } from '../modules/withdrawals/index.js';
-import { attempt, redirect, sendHtml, type PageRequest } from './http.js';
+import { attempt, callerOf, cursorOf, redirect, sendHtml, type PageRequest } from './http.js';
 import { audit } from './audit.js';
 import { listMembers } from './queries/area-reads.js';
 import { history } from './history.js';
@@ -13,9 +13,9 @@ import {
   askFirst,
   badge,
   confirmPage,
-  consolePage,
   envPath,
   nextPageLink,
+  sendPage,
   shortId,
   shortText,
   table,
@@ -30,9 +30,6 @@ import { withChange, withSession, pageRoute } from './guards.js';
  * functions, which post the ledger entry and the event in the same transaction as the audit line).
  * Deposits: deposit-pages.ts.
  */
-
-const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
-const cursorOf = (req: FastifyRequest) => (req.query as { cursor?: string }).cursor;
 
 export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void {
   app.get(
@@ -49,39 +46,35 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
         ),
       );
       type M = (typeof list.data)[number];
-      return sendHtml(
-        reply,
-        200,
-        consolePage(page, {
-          title: 'Members',
-          section: '/members',
-          body: html`${table(
-            'Members, newest first',
-            [
-              { label: 'Member', cell: (m: M) => html`<code>${m.external_member_id}</code><br>${shortId(m.id)}` },
-              { label: 'Status', cell: (m) => badge(m.status, m.status === 'active' ? 'ok' : 'bad') },
-              { label: 'KYC level', cell: (m) => String(m.kyc_level), num: true },
-              {
-                label: 'Balances',
-                cell: (m) => {
-                  const b = balances.get(m.id) ?? [];
-                  return b.length === 0
-                    ? 'none'
-                    : html`<ul>${b.map(
-                        (x) =>
-                          html`<li>${x.asset}: ${x.available} available${
-                            x.frozen !== '0' && !/^0(\.0+)?$/.test(x.frozen) ? `, ${x.frozen} frozen` : ''
-                          }${/^0(\.0+)?$/.test(x.withdrawing) ? '' : `, ${x.withdrawing} withdrawing`}</li>`,
-                      )}</ul>`;
-                },
+      return sendPage(reply, page, {
+        title: 'Members',
+        section: '/members',
+        body: html`${table(
+          'Members, newest first',
+          [
+            { label: 'Member', cell: (m: M) => html`<code>${m.external_member_id}</code><br>${shortId(m.id)}` },
+            { label: 'Status', cell: (m) => badge(m.status, m.status === 'active' ? 'ok' : 'bad') },
+            { label: 'KYC level', cell: (m) => String(m.kyc_level), num: true },
+            {
+              label: 'Balances',
+              cell: (m) => {
+                const b = balances.get(m.id) ?? [];
+                return b.length === 0
+                  ? 'none'
+                  : html`<ul>${b.map(
+                      (x) =>
+                        html`<li>${x.asset}: ${x.available} available${
+                          x.frozen !== '0' && !/^0(\.0+)?$/.test(x.frozen) ? `, ${x.frozen} frozen` : ''
+                        }${/^0(\.0+)?$/.test(x.withdrawing) ? '' : `, ${x.withdrawing} withdrawing`}</li>`,
+                    )}</ul>`;
               },
-              { label: 'Created', cell: (m) => when(m.created_at) },
-            ],
-            list.data,
-            'No members in this environment yet.',
-          )}${nextPageLink(envPath(page.environment, '/members'), list.next_cursor)}`,
-        }),
-      );
+            },
+            { label: 'Created', cell: (m) => when(m.created_at) },
+          ],
+          list.data,
+          'No members in this environment yet.',
+        )}${nextPageLink(envPath(page.environment, '/members'), list.next_cursor)}`,
+      });
     }),
   );
 
@@ -176,13 +169,10 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
       const w = await getWithdrawal(ctx.db, callerOf(page), (req.params as { id: string }).id);
       const base = envPath(page.environment, '/withdrawals');
       const canWrite = can(page.session.role, 'withdrawals.write') && w.status === 'locked';
-      return sendHtml(
-        reply,
-        200,
-        consolePage(page, {
-          title: `Withdrawal ${w.id}`,
-          section: '/withdrawals',
-          body: html`<div class="card"><dl class="summary"><dt>Status</dt>
+      return sendPage(reply, page, {
+        title: `Withdrawal ${w.id}`,
+        section: '/withdrawals',
+        body: html`<div class="card"><dl class="summary"><dt>Status</dt>
             <dd>${badge(w.status, w.status === 'settled' ? 'ok' : w.status === 'locked' ? 'warn' : 'bad')}</dd>
               <dt>Member</dt><dd><code>${w.member_id}</code></dd><dt>Amount</dt><dd>${w.amount} ${w.asset} (fee ${
                 w.fee
@@ -197,8 +187,7 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
         )}</div>`
       : ''
   }</div>${await history(ctx, page, w.id)}<p><a href="${base}">All withdrawals</a></p>`,
-        }),
-      );
+      });
     }),
   );
 }
@@ -226,10 +215,10 @@ async function withdrawalsPage(
       : q.done === 'failed'
         ? `${what} is failed; the member's money is available again.`
         : undefined;
-  return sendHtml(
+  return sendPage(
     reply,
-    status,
-    consolePage(page, {
+    page,
+    {
       title: 'Withdrawals',
       section: '/withdrawals',
       notice,
@@ -279,6 +268,7 @@ ${table(
   list.data,
   'No withdrawals match.',
 )}${nextPageLink(base, list.next_cursor, filter ? { status: filter } : {})}`,
-    }),
+    },
+    status,
   );
 }

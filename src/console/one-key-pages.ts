@@ -13,7 +13,7 @@ import { attempt, redirect, sendHtml, type PageRequest } from './http.js';
 import { one, formOf } from './form.js';
 import { audit } from './audit.js';
 import { allowlistLines, can, refusalFor } from './rules.js';
-import { askFirst, confirmPage, consolePage, envPath, realTimeMark, when } from './views.js';
+import { askFirst, confirmPage, envPath, realTimeMark, sendPage, when } from './views.js';
 import { csrfInput, selectInput } from './fields.js';
 import {
   allowlistPreview,
@@ -90,10 +90,10 @@ ${extra.preview ? allowlistPreview(draft, req.ip) : ''}`;
   type="submit">Rotate key</button></div></form>
 <div class="actions">${askFirst(`${path}/disable`, 'Disable key', { danger: true })}</div></div>`
       : '';
-  return sendHtml(
+  return sendPage(
     reply,
-    status,
-    consolePage(page, {
+    page,
+    {
       title: `API key ${k.client_id}`,
       section: '/keys',
       problem: extra.problem,
@@ -108,7 +108,8 @@ ${extra.preview ? allowlistPreview(draft, req.ip) : ''}`;
               : ''
           }<dt>Created${realTimeMark(page)}</dt><dd>${when(k.created_at)}</dd></dl></div>${editor}${actions}
 <p><a href="${envPath(page.environment, '/keys')}">All keys</a></p>`,
-    }),
+    },
+    status,
   );
 }
 

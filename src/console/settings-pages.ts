@@ -12,7 +12,7 @@ import { audit } from './audit.js';
 
 import { presetsInForce } from './queries/area-reads.js';
 import { can, refusalFor } from './rules.js';
-import { askFirst, confirmPage, consolePage, envPath, table, when } from './views.js';
+import { askFirst, confirmPage, envPath, sendPage, table, when } from './views.js';
 import { selectInput } from './fields.js';
 import { withSandboxChange, withSandboxSession } from './sandbox-only.js';
 import { pageRoute } from './guards.js';
@@ -46,10 +46,10 @@ async function toolsPage(
   const presets = await presetsInForce(ctx.db, page.session.merchantId, new Date(clock.now));
   const real = page.now.getTime();
   const ahead = new Date(clock.now).getTime() - real;
-  return sendHtml(
+  return sendPage(
     reply,
-    status,
-    consolePage(page, {
+    page,
+    {
       title: 'Sandbox tools',
       section: '/tools',
       ...extra,
@@ -102,7 +102,8 @@ async function toolsPage(
        ? html`<div class="actions">${askFirst(`${base}/reset`, 'Reset sandbox logs', { danger: true })}</div>`
        : ''
    }</div>`,
-    }),
+    },
+    status,
   );
 }
 

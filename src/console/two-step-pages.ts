@@ -2,14 +2,15 @@ import type { FastifyReply } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
-import { consoleBase, loginClient, sendHtml, totpKey, type PageRequest } from './http.js';
+import { consoleBase, loginClient, totpKey, type PageRequest } from './http.js';
+
 import { formOf, one } from './form.js';
 import { checkCurrentPassword } from './sign-in.js';
 import { confirmTotpSetup, disableTotp, recoveryCodesLeft, startTotpSetup, totpStatus } from './second-factor.js';
 import { audit } from './audit.js';
 import { base32, otpauthUri } from './totp.js';
 import { throttledText } from './auth-pages.js';
-import { badge, consolePage, envPath, postButton, recoveryCodesPanel } from './views.js';
+import { badge, envPath, postButton, recoveryCodesPanel, sendPage } from './views.js';
 import { csrfInput, textInput } from './fields.js';
 import { withChange, withSession, pageRoute } from './guards.js';
 
@@ -153,10 +154,10 @@ export async function accountPage(
         )}</code></p>${codeForm(`${base}/confirm`, 'Turn on two-step sign-in', true)}`
       : html`<p>${badge('off')} Add a second step to sign-in: a code from an authenticator app on your phone.</p><div
         class="actions">${postButton(page, `${base}/start`, 'Set up two-step sign-in')}</div>`;
-  return sendHtml(
+  return sendPage(
     reply,
-    status,
-    consolePage(page, {
+    page,
+    {
       title: 'Your account',
       section: '/account',
       ...messages,
@@ -173,6 +174,7 @@ export async function accountPage(
      'Sign out everywhere',
      { danger: true, describedBy: 'everywhere-hint' },
    )}</div></div>`,
-    }),
+    },
+    status,
   );
 }

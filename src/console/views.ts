@@ -1,10 +1,11 @@
 import type { Environment } from '../db/schema.js';
 import { html, type HtmlPart, type SafeHtml } from '../modules/hosted-screens/index.js';
-import { consoleBase, csrfField, type PageRequest } from './http.js';
-import { can } from './rules.js';
+import type { FastifyReply } from 'fastify';
+import { consoleBase, csrfField, sendHtml, type PageRequest } from './http.js';
+import { nav } from './nav.js';
 
 /**
- * The console's page parts: the shell (top bar with the environment switch, side navigation,
+ * The console's page parts: the shell (top bar with the environment switch, side navigation: nav.ts,
  * main), tables, buttons that post, notices (form fields: fields.ts). Pure functions from data to
  * markup; values are escaped by the `html` tag of the hosted pages. No script: only links and forms.
  */
@@ -12,56 +13,6 @@ import { can } from './rules.js';
 export const stylesheetPath = `${consoleBase}/assets/console.css`;
 
 export const envPath = (environment: Environment, rest = '') => `${consoleBase}/${environment}${rest}`;
-
-interface NavItem {
-  path: string;
-  label: string;
-  show?: (page: PageRequest) => boolean;
-}
-const nav: { heading: string; items: NavItem[] }[] = [
-  { heading: 'Overview', items: [{ path: '', label: 'Balances' }] },
-  {
-    heading: 'Developers',
-    items: [
-      { path: '/keys', label: 'API keys' },
-      { path: '/webhooks', label: 'Webhooks' },
-      { path: '/deliveries', label: 'Webhook deliveries' },
-      { path: '/events', label: 'Events' },
-      { path: '/api-log', label: 'API calls' },
-    ],
-  },
-  {
-    heading: 'Money',
-    items: [
-      { path: '/members', label: 'Members' },
-      { path: '/withdrawals', label: 'Withdrawals' },
-      { path: '/deposits', label: 'Deposits' },
-      { path: '/ledger', label: 'Ledger' },
-      { path: '/exports', label: 'Exports' },
-    ],
-  },
-  {
-    heading: 'Orders',
-    items: [
-      { path: '/qr-payments', label: 'QR payments' },
-      { path: '/remittances', label: 'Remittances' },
-      { path: '/exchange', label: 'Exchange orders' },
-      { path: '/earn', label: 'Earn orders' },
-      { path: '/earn-positions', label: 'Earn positions' },
-      { path: '/cards', label: 'Cards' },
-    ],
-  },
-  {
-    heading: 'Settings',
-    items: [
-      { path: '/tools', label: 'Sandbox tools', show: (p) => p.environment === 'sandbox' },
-      { path: '/helpers', label: 'Sandbox test helpers', show: (p) => p.environment === 'sandbox' },
-      { path: '/branding', label: 'Branding', show: (p) => can(p.session.role, 'branding.write') },
-      { path: '/audit', label: 'Audit log', show: (p) => can(p.session.role, 'audit.read') },
-      { path: '/account', label: 'Your account' },
-    ],
-  },
-];
 
 export interface Shell {
   title: string;
@@ -86,6 +37,11 @@ export function messages(notice?: string, problem?: string): SafeHtml {
   return html`${
     problem ? html`<div class="problem" role="alert"><strong>There is a problem:</strong> ${problem}</div>` : ''
   }${notice ? html`<div class="notice" role="status">${notice}</div>` : ''}`;
+}
+
+/** The answer with a signed-in page (`consolePage`), 200 unless `status` says otherwise. */
+export function sendPage(reply: FastifyReply, page: PageRequest, shell: Shell, status = 200): FastifyReply {
+  return sendHtml(reply, status, consolePage(page, shell));
 }
 
 /** A signed-in page: top bar, side navigation, the page's own content. */

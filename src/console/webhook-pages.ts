@@ -12,7 +12,7 @@ import {
   updateEndpoint,
 } from '../modules/webhooks/index.js';
 import { ApiError } from '../platform/errors.js';
-import { attempt, redirect, sendHtml, type PageRequest } from './http.js';
+import { attempt, callerOf, redirect, sendHtml, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 import { can, refusalFor } from './rules.js';
@@ -20,10 +20,10 @@ import {
   askFirst,
   badge,
   confirmPage,
-  consolePage,
   envPath,
   longValue,
   postButton,
+  sendPage,
   shortText,
   table,
   when,
@@ -38,7 +38,6 @@ import { withChange, withSession, pageRoute } from './guards.js';
  */
 
 const idOf = (req: FastifyRequest) => (req.params as { id: string }).id;
-const callerOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
 
 type EndpointView = Awaited<ReturnType<typeof listEndpoints>>['data'][number];
 
@@ -64,10 +63,10 @@ async function endpointsPage(
   const canWrite = can(page.session.role, 'webhooks.write');
   const base = envPath(page.environment, '/webhooks');
   const values = extra.values ?? { url: '', event_types: '*' };
-  return sendHtml(
+  return sendPage(
     reply,
-    status,
-    consolePage(page, {
+    page,
+    {
       title: 'Webhooks',
       section: '/webhooks',
       problem: extra.problem,
@@ -115,7 +114,8 @@ async function endpointsPage(
             })}<div class="actions"><button type="submit">Add endpoint</button></div></form>`
           : ''
       }`,
-    }),
+    },
+    status,
   );
 }
 
