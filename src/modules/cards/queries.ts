@@ -8,16 +8,17 @@ import { scopeNowSql } from '../../platform/queries/clock.js';
 import { notLeased, openReplacementStatuses } from './replacements/queries.js';
 import { longestOverdueScopes } from './shared/queries.js';
 
+/** The merchant's time for each row of `table`, on the clock of the row's scope. */
+const rowNow = (table: 'cards' | 'card_applications' | 'card_replacements' | 'card_transactions') =>
+  scopeNowSql(sql.ref(`${table}.merchant_id`), sql.ref(`${table}.environment`));
+
 /**
  * The scopes with work due on their own clock (a bound on them per tick): a bound over scopes
  * merely waiting (a pending supplement, a lock not yet over) could leave due ones out tick after tick.
  */
 export function dueTimedScopes(db: Kysely<Database>) {
-  const applicationNow = scopeNowSql(
-    sql.ref('card_applications.merchant_id'),
-    sql.ref('card_applications.environment'),
-  );
-  const cardNow = scopeNowSql(sql.ref('cards.merchant_id'), sql.ref('cards.environment'));
+  const applicationNow = rowNow('card_applications');
+  const cardNow = rowNow('cards');
   const due = db
     .selectFrom('card_applications')
     .select(['merchant_id', 'environment', sql<Date>`supplement_expires_at - ${applicationNow}`.as('ahead')])
@@ -41,11 +42,8 @@ export function dueTimedScopes(db: Kysely<Database>) {
  * in no particular order while more than the bound stay due.
  */
 export function dueReconcileScopes(db: Kysely<Database>) {
-  const applicationNow = scopeNowSql(
-    sql.ref('card_applications.merchant_id'),
-    sql.ref('card_applications.environment'),
-  );
-  const cardNow = scopeNowSql(sql.ref('cards.merchant_id'), sql.ref('cards.environment'));
+  const applicationNow = rowNow('card_applications');
+  const cardNow = rowNow('cards');
   const applications = db
     .selectFrom('card_applications')
     .select(['merchant_id', 'environment', sql<Date>`next_check_at - ${applicationNow}`.as('ahead')])
@@ -74,15 +72,9 @@ export function dueReconcileScopes(db: Kysely<Database>) {
  * expired card under a replacement in progress, is not due.
  */
 export function dueLifecycleScopes(db: Kysely<Database>) {
-  const replacementNow = scopeNowSql(
-    sql.ref('card_replacements.merchant_id'),
-    sql.ref('card_replacements.environment'),
-  );
-  const cardNow = scopeNowSql(sql.ref('cards.merchant_id'), sql.ref('cards.environment'));
-  const transactionNow = scopeNowSql(
-    sql.ref('card_transactions.merchant_id'),
-    sql.ref('card_transactions.environment'),
-  );
+  const replacementNow = rowNow('card_replacements');
+  const cardNow = rowNow('cards');
+  const transactionNow = rowNow('card_transactions');
   const cardExpiry = sql<Date>`make_timestamptz(exp_year, exp_month, 1, 0, 0, 0, 'UTC') + interval '1 month'`;
   const due = db
     .selectFrom('card_replacements')
