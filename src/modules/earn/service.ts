@@ -23,7 +23,7 @@ import {
   postEntry,
   postEntryOrRefuse,
 } from '../../money/index.js';
-import { recordEvent } from '../../events/index.js';
+import { recordEvent, recordObjectEvent } from '../../events/index.js';
 import { getAsset } from '../assets/index.js';
 import { externalMemberIdOf } from '../members/index.js';
 import {
@@ -245,15 +245,11 @@ async function accrueOneDay(trx: Transaction<Database>, id: string, now: Date | 
     kind: earnEntryKinds.mature,
     lines: earnMaturityLines({ memberId: o.member_id, merchantId: o.merchant_id }, principal, accrued),
   });
-  await recordEvent(trx, {
-    merchantId: o.merchant_id,
-    environment: o.environment,
+  await recordObjectEvent(trx, settled, {
     type: 'earn.order.settled',
     object: 'earn_order',
-    objectId: o.id,
-    externalMemberId,
     status: 'settled',
-    statusVersion: settled.status_version,
+    externalMemberId,
   });
   return true;
 }

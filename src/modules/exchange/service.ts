@@ -17,7 +17,7 @@ import {
   postEntryOrRefuse,
   type EntryInput,
 } from '../../money/index.js';
-import { recordEvent } from '../../events/index.js';
+import { recordObjectEvent } from '../../events/index.js';
 import type { RateOutcome } from '../../upstreams/rates/port.js';
 import { getAsset } from '../assets/index.js';
 import { requireStepUp, type StepUpCall, stepUpErrors, stepUpObjectRef } from '../step-up/index.js';
@@ -71,15 +71,11 @@ export interface QuoteBody {
 
 /** The order's event at its status (`exchange.order.<status>`), in the write's transaction. */
 export async function emitOrderEvent(trx: Transaction<Database>, row: ExchangeOrderRow): Promise<void> {
-  await recordEvent(trx, {
-    merchantId: row.merchant_id,
-    environment: row.environment,
+  await recordObjectEvent(trx, row, {
     type: `exchange.order.${row.status}`,
     object: 'exchange_order',
-    objectId: row.id,
-    externalMemberId: await externalMemberIdOf(trx, row.member_id),
     status: row.status,
-    statusVersion: row.status_version,
+    externalMemberId: await externalMemberIdOf(trx, row.member_id),
   });
 }
 

@@ -6,7 +6,7 @@
 import type { Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
-import { recordEvent } from '../../events/index.js';
+import { recordObjectEvent } from '../../events/index.js';
 import { ApiError } from '../../platform/errors.js';
 import {
   lockMember,
@@ -24,15 +24,11 @@ import type { KycReviewSource } from './tables.js';
 
 /** The profile's event at its status (`kyc.profile.<status>`), in the write's transaction. */
 export async function emitStatus(trx: Db, profile: KycProfile, externalMemberId: string): Promise<void> {
-  await recordEvent(trx, {
-    merchantId: profile.merchant_id,
-    environment: profile.environment,
+  await recordObjectEvent(trx, profile, {
     type: `kyc.profile.${profile.status}`,
     object: 'kyc_profile',
-    objectId: profile.id,
-    externalMemberId,
     status: profile.status,
-    statusVersion: profile.status_version,
+    externalMemberId,
   });
 }
 

@@ -15,7 +15,7 @@ import {
   withdrawalFailLines,
   withdrawalLockLines,
 } from '../../money/index.js';
-import { recordEvent } from '../../events/index.js';
+import { recordObjectEvent } from '../../events/index.js';
 import { addressMatches, getAsset, pageAtScale, usableNetwork } from '../assets/index.js';
 import { requireStepUp, type StepUpCall, stepUpErrors, stepUpObjectRef } from '../step-up/index.js';
 import { requireHighValueLevel } from '../kyc/index.js';
@@ -145,15 +145,11 @@ export async function createWithdrawal(
     asset: asset.code,
     lines: withdrawalLockLines({ memberId: caller.memberId, amount, fee: network.withdrawalFee }),
   });
-  await recordEvent(trx, {
-    merchantId: caller.merchantId,
-    environment: caller.environment,
+  await recordObjectEvent(trx, row, {
     type: 'withdrawal.locked',
     object: 'withdrawal',
-    objectId: row.id,
-    externalMemberId: caller.externalMemberId,
     status: 'locked',
-    statusVersion: 1,
+    externalMemberId: caller.externalMemberId,
   });
   return withdrawalView(row, asset.scale);
 }
@@ -195,15 +191,11 @@ async function advance(trx: Transaction<Database>, caller: Caller, id: string, a
     lines,
   });
   const member = await memberExternalId(trx, claimed.member_id);
-  await recordEvent(trx, {
-    merchantId: caller.merchantId,
-    environment: caller.environment,
+  await recordObjectEvent(trx, claimed, {
     type: `withdrawal.${target}`,
     object: 'withdrawal',
-    objectId: claimed.id,
-    externalMemberId: member.external_member_id,
     status: target,
-    statusVersion: claimed.status_version,
+    externalMemberId: member.external_member_id,
   });
   return { row: claimed, replayed: false };
 }
