@@ -33,6 +33,26 @@ useTestService({ config: { hostedScreenKey: testHostedScreenKey } }, (s) => ({ s
 async function newMember() {
   return client.members.create({ external_member_id: `kyc-${++seq}` });
 }
+/** A member's KYC profile row. */
+const profileOf = (memberId: string) =>
+  service.ctx.db.selectFrom('kyc_profiles').selectAll().where('member_id', '=', memberId).executeTakeFirstOrThrow();
+/** A new member who sent its KYC details (the sandbox completes the screen): the member and its profile row. */
+async function submittedMember() {
+  const m = await newMember();
+  await client.hostedScreens.sandboxComplete((await client.kyc.createSession({ onBehalfOf: m.id })).id, 'submitted');
+  return { m, profile: await profileOf(m.id) };
+}
+/** A KYC profile row by its id. */
+const profileById = (id: string) =>
+  service.ctx.db.selectFrom('kyc_profiles').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+/** The provider check job of a profile's first submission, as the queue hands it over (first attempt). */
+const checkJob = (profileId: string) => ({
+  id: 1n,
+  kind: 'kyc.check',
+  payload: { profile_id: profileId, submission: 1 },
+  attempts: 1,
+  max_attempts: 200,
+});
 
 const validFields = {
   first_name: 'Ada',
@@ -159,11 +179,7 @@ describe('KYC sessions', () => {
       const member = await client.members.get(m.id);
       assert.equal(member.kyc_profile_status, 'pending_review');
       assert.equal(member.kyc_level, 0);
-      const profile = await service.ctx.db
-        .selectFrom('kyc_profiles')
-        .selectAll()
-        .where('member_id', '=', m.id)
-        .executeTakeFirstOrThrow();
+      const profile = await profileOf(m.id);
       assert.equal(profile.document_number, 'X123 4567');
       assert.equal(profile.last_name, "O'Neil-Lovelace");
       assert.deepEqual(await eventsOf(profile.id), [
@@ -224,11 +240,7 @@ describe('KYC sessions', () => {
     const m = await newMember();
     const t = await client.kyc.createSession({ onBehalfOf: m.id });
     assert.equal((await fillIn(t.hosted_url)).status, 200);
-    const profile = await service.ctx.db
-      .selectFrom('kyc_profiles')
-      .selectAll()
-      .where('member_id', '=', m.id)
-      .executeTakeFirstOrThrow();
+    const profile = await profileOf(m.id);
     const stored = await service.ctx.db
       .selectFrom('kyc_images')
       .selectAll()
@@ -572,22 +584,14 @@ describe('reviews and levels', () => {
       const page = await getHostedPage(service, u.hosted_url);
       assert.match(page.text, /name="first_name"[^>]*value="Sandbox"/);
       assert.match(page.text, /A photo is on record/);
-      const before = await service.ctx.db
-        .selectFrom('kyc_profiles')
-        .selectAll()
-        .where('member_id', '=', m.id)
-        .executeTakeFirstOrThrow();
+      const before = await profileOf(m.id);
       const res = await postHostedPage(service, u.hosted_url, {
         fields: { ...validFields, csrf_token: page.csrfToken! },
         files: [validFiles[1]!],
         cookie: page.cookie,
       });
       assert.equal(res.status, 200, res.text);
-      const afterUpdate = await service.ctx.db
-        .selectFrom('kyc_profiles')
-        .selectAll()
-        .where('member_id', '=', m.id)
-        .executeTakeFirstOrThrow();
+      const afterUpdate = await profileOf(m.id);
       assert.equal(afterUpdate.document_image_id, before.document_image_id, 'document kept');
       assert.notEqual(afterUpdate.selfie_image_id, before.selfie_image_id, 'selfie replaced');
       assert.equal(
@@ -772,20 +776,8 @@ describe('reviews and levels', () => {
 
   test('the provider check job applies a decided verdict and ignores a stale one', async () => {
     const { kycCheckJob } = await import('../src/modules/kyc/workers.js');
-    const m = await newMember();
-    await client.hostedScreens.sandboxComplete((await client.kyc.createSession({ onBehalfOf: m.id })).id, 'submitted');
-    const profile = await service.ctx.db
-      .selectFrom('kyc_profiles')
-      .selectAll()
-      .where('member_id', '=', m.id)
-      .executeTakeFirstOrThrow();
-    const job = {
-      id: 1n,
-      kind: 'kyc.check',
-      payload: { profile_id: profile.id, submission: 1 },
-      attempts: 1,
-      max_attempts: 200,
-    };
+    const { profile } = await submittedMember();
+    const job = checkJob(profile.id);
     await assert.rejects(
       kycCheckJob(job, service.ctx),
       (err: any) => err.constructor.name === 'RetryLater' && err.delayMs === 60_000,
@@ -796,11 +788,7 @@ describe('reviews and levels', () => {
       true,
     );
     await kycCheckJob(job, service.ctx);
-    const after = await service.ctx.db
-      .selectFrom('kyc_profiles')
-      .selectAll()
-      .where('id', '=', profile.id)
-      .executeTakeFirstOrThrow();
+    const after = await profileById(profile.id);
     assert.deepEqual([after.status, after.granted_level, after.review_source], ['approved', 2, 'provider']);
     assert.match(after.provider_ref ?? '', /^KY[0-9A-F]{16}$/);
     // A verdict on an older submission changes nothing.
@@ -816,32 +804,13 @@ describe("the provider's outcome-unknown answers", () => {
     async () => {
       const { kycCheckJob } = await import('../src/modules/kyc/workers.js');
       const kyc = service.ctx.upstreams.kyc;
-      const m = await newMember();
-      await client.hostedScreens.sandboxComplete(
-        (await client.kyc.createSession({ onBehalfOf: m.id })).id,
-        'submitted',
-      );
-      const profile = await service.ctx.db
-        .selectFrom('kyc_profiles')
-        .selectAll()
-        .where('member_id', '=', m.id)
-        .executeTakeFirstOrThrow();
-      const job = {
-        id: 1n,
-        kind: 'kyc.check',
-        payload: { profile_id: profile.id, submission: 1 },
-        attempts: 1,
-        max_attempts: 200,
-      };
+      const { m, profile } = await submittedMember();
+      const job = checkJob(profile.id);
       const call = { merchantId, environment: 'sandbox' as const };
       await kyc.submit(call, { requestId: `${profile.id}:1`, memberRef: m.external_member_id } as any);
       assert.equal(await kyc.sandboxDecide!(call, `${profile.id}:1`, { decision: 'rejected', reason: 'x' }), true);
       const unchanged = async () => {
-        const row = await service.ctx.db
-          .selectFrom('kyc_profiles')
-          .selectAll()
-          .where('id', '=', profile.id)
-          .executeTakeFirstOrThrow();
+        const row = await profileById(profile.id);
         assert.deepEqual([row.status, row.status_version], ['pending_review', 1]);
         assert.equal((await client.members.get(m.id)).kyc_level, 0);
         assert.deepEqual(
@@ -882,11 +851,7 @@ describe("the provider's outcome-unknown answers", () => {
       }
       // The provider answers again: its verdict (recorded before the faults) is applied once.
       await kycCheckJob(job, service.ctx);
-      const after = await service.ctx.db
-        .selectFrom('kyc_profiles')
-        .selectAll()
-        .where('id', '=', profile.id)
-        .executeTakeFirstOrThrow();
+      const after = await profileById(profile.id);
       assert.deepEqual([after.status, after.review_source], ['rejected', 'provider']);
     },
   );
@@ -896,16 +861,7 @@ describe("the provider's outcome-unknown answers", () => {
       'applied once',
     async () => {
       const kyc = service.ctx.upstreams.kyc;
-      const m = await newMember();
-      await client.hostedScreens.sandboxComplete(
-        (await client.kyc.createSession({ onBehalfOf: m.id })).id,
-        'submitted',
-      );
-      const profile = await service.ctx.db
-        .selectFrom('kyc_profiles')
-        .selectAll()
-        .where('member_id', '=', m.id)
-        .executeTakeFirstOrThrow();
+      const { m, profile } = await submittedMember();
       const realVerdict = kyc.verdict;
       (kyc as any).verdict = async () => ({ kind: 'timeout' });
       try {
@@ -918,11 +874,7 @@ describe("the provider's outcome-unknown answers", () => {
         (kyc as any).verdict = realVerdict;
       }
       const pending = async () => {
-        const row = await service.ctx.db
-          .selectFrom('kyc_profiles')
-          .selectAll()
-          .where('id', '=', profile.id)
-          .executeTakeFirstOrThrow();
+        const row = await profileById(profile.id);
         assert.deepEqual([row.status, row.status_version], ['pending_review', 1]);
         assert.equal((await client.members.get(m.id)).kyc_level, 0);
       };
