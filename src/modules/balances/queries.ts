@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Transaction } from 'kysely';
 import { readRowsByKey } from '../../db/direct.js';
 import type { Database, Environment, Db } from '../../db/schema.js';
+import { inScope } from '../../db/owned-by.js';
 import type { MerchantScope } from '../../platform/caller.js';
 import type { BalanceMonitorsTable, CustodyAdjustmentsTable, PrepaidCreditsTable } from './tables.js';
 import { baseBucket, formatAmount, memberBuckets, minorFromDb, type MemberBucket } from '../../money/index.js';
@@ -215,8 +216,7 @@ export async function countMonitors(db: Db, scope: MerchantScope): Promise<numbe
   const { count } = await db
     .selectFrom('balance_monitors')
     .select((eb) => eb.fn.countAll<string>().as('count'))
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
+    .where(inScope(scope))
     .executeTakeFirstOrThrow();
   return Number(count);
 }
@@ -243,8 +243,7 @@ export function deleteMonitorRow(trx: Transaction<Database>, scope: MerchantScop
   return trx
     .deleteFrom('balance_monitors')
     .where('id', '=', id)
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
+    .where(inScope(scope))
     .returning('id')
     .executeTakeFirst();
 }

@@ -1,6 +1,6 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
-import { ownedBy } from '../../db/owned-by.js';
+import { inScope, ownedBy } from '../../db/owned-by.js';
 import type { DepositsTable } from './tables.js';
 import { type ListEnvelope, type PageParams } from '../../platform/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
@@ -76,11 +76,7 @@ export async function depositPage(
   filter: DepositFilter,
   page: PageParams,
 ): Promise<ListEnvelope<Row>> {
-  let q = db
-    .selectFrom('deposits')
-    .selectAll()
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
+  let q = db.selectFrom('deposits').selectAll().where(inScope(caller));
   if (filter.memberId !== undefined) q = q.where('member_id', '=', filter.memberId);
   if (filter.asset !== undefined) q = q.where('asset', '=', filter.asset);
   if (filter.createdGte !== undefined) q = q.where('created_at', '>=', new Date(filter.createdGte));

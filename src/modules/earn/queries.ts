@@ -2,7 +2,7 @@
 import { sql, type Insertable, type Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import { earliestDue } from '../../db/earliest-due.js';
-import { ownedBy } from '../../db/owned-by.js';
+import { inScope, ownedBy } from '../../db/owned-by.js';
 import { scopeNowSql } from '../../platform/queries/clock.js';
 import type { Caller, MerchantScope } from '../../platform/caller.js';
 import type { EarnOrderRow, EarnOrdersTable, EarnProductRow, EarnProductsTable } from './tables.js';
@@ -80,11 +80,7 @@ export function markRedeemed(trx: Transaction<Database>, id: string, now: Date):
 
 /** Earliest next accrual of the scope's active orders. */
 export async function nextAccrual(db: Db, scope: MerchantScope): Promise<Date | null> {
-  const active = db
-    .selectFrom('earn_orders')
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
-    .where('status', '=', 'active');
+  const active = db.selectFrom('earn_orders').where(inScope(scope)).where('status', '=', 'active');
   return earliestDue(active, 'next_accrual_at');
 }
 
@@ -105,10 +101,7 @@ export function dueOrderIds(db: Db, batchMax: number, scope?: MerchantScope, now
   let q = db.selectFrom('earn_orders').select('id').where('status', '=', 'active');
   q =
     scope && now
-      ? q
-          .where('merchant_id', '=', scope.merchantId)
-          .where('environment', '=', scope.environment)
-          .where('next_accrual_at', '<=', now)
+      ? q.where(inScope(scope)).where('next_accrual_at', '<=', now)
       : q.where('next_accrual_at', '<=', orderScopeNow());
   return q.orderBy('next_accrual_at').limit(batchMax).execute();
 }

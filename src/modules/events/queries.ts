@@ -2,6 +2,7 @@
 // keys and render the same columns (eventBody); one file keeps those in step.
 import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Database, Db } from '../../db/schema.js';
+import { inScope } from '../../db/owned-by.js';
 import { eventBody, eventTypes, isEventType, type StoredEvent } from '../../events/index.js';
 import { withPrefix } from '../../platform/ids.js';
 import { constantList, type ListEnvelope } from '../../platform/pagination.js';
@@ -92,8 +93,7 @@ export async function findEvent(db: Db, scope: MerchantScope, id: string): Promi
     .selectFrom('events')
     .select([...eventColumns])
     .where('id', '=', withPrefix('evt', id))
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
+    .where(inScope(scope))
     .executeTakeFirst();
   return row && eventBody(row);
 }
@@ -140,8 +140,7 @@ export async function eventPosition(db: Db, scope: MerchantScope, eventId: strin
     .selectFrom('events')
     .select([sql<string>`writer_xid::text`.as('xid'), sql<string>`seq::text`.as('seq')])
     .where('id', '=', withPrefix('evt', eventId))
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
+    .where(inScope(scope))
     .executeTakeFirst();
 }
 

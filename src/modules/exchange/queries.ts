@@ -2,7 +2,7 @@
 import { sql, type Insertable, type Transaction, type Updateable } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import { earliestDue } from '../../db/earliest-due.js';
-import { ownedBy } from '../../db/owned-by.js';
+import { inScope, ownedBy } from '../../db/owned-by.js';
 import { minorFromDb } from '../../money/index.js';
 import { withPrefix } from '../../platform/ids.js';
 import { scopeNowSql } from '../../platform/queries/clock.js';
@@ -101,11 +101,7 @@ export async function dailyTotals(
 
 /** Earliest lock end of the scope's quoted orders (the expiry process's next due time). */
 export async function nextQuoteExpiry(db: Db, scope: MerchantScope): Promise<Date | null> {
-  const quoted = db
-    .selectFrom('exchange_orders')
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
-    .where('status', '=', 'quoted');
+  const quoted = db.selectFrom('exchange_orders').where(inScope(scope)).where('status', '=', 'quoted');
   return earliestDue(quoted, 'quote_expires_at');
 }
 

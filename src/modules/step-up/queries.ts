@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
+import { inScope } from '../../db/owned-by.js';
 import { minorFromDb } from '../../money/index.js';
 
 export interface ThresholdScope {
@@ -23,8 +24,7 @@ export async function findThreshold(
   const row = await db
     .selectFrom('step_up_thresholds')
     .select('min_amount')
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
+    .where(inScope(scope))
     .where('action', '=', action)
     .where('asset', '=', asset)
     .executeTakeFirst();
@@ -36,8 +36,7 @@ export async function listThresholds(db: Db, scope: ThresholdScope): Promise<Thr
   const rows = await db
     .selectFrom('step_up_thresholds')
     .select(['action', 'asset', 'min_amount'])
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
+    .where(inScope(scope))
     .orderBy('action')
     .orderBy('asset')
     .execute();

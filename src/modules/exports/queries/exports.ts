@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Kysely, type Updateable } from 'kysely';
 import type { Database, Db } from '../../../db/schema.js';
+import { inScope } from '../../../db/owned-by.js';
 import { withPrefix } from '../../../platform/ids.js';
 import type { MerchantScope } from '../../../platform/caller.js';
 import type { ExportsTable } from '../tables.js';
@@ -29,8 +30,7 @@ export function exportsOf(db: Db, scope: MerchantScope) {
       'completed_at',
       'expires_at',
     ])
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment);
+    .where(inScope(scope));
 }
 
 export async function findExport(db: Db, scope: MerchantScope, id: string) {

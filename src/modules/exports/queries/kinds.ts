@@ -1,6 +1,7 @@
 // Over 300 lines: the catalogue of export kinds, each kind's columns beside the statement that reads its rows.
 import { sql, type Kysely } from 'kysely';
 import type { Database, Environment } from '../../../db/schema.js';
+import { inScope } from '../../../db/owned-by.js';
 import { formatAmount, minorFromDb } from '../../../money/index.js';
 import { memberBalances } from '../../balances/index.js';
 import { lineView, linesOf, publicEntryId, type EntryRow } from '../../ledger-entries/index.js';
@@ -318,8 +319,7 @@ const kinds: Record<ExportKind, KindSpec> = {
       const members = await db
         .selectFrom('members')
         .select(['id', 'external_member_id'])
-        .where('merchant_id', '=', w.merchantId)
-        .where('environment', '=', w.environment)
+        .where(inScope(w))
         .$if(after !== undefined, (q) => q.where('external_member_id', '>', after!))
         .orderBy('external_member_id')
         .limit(Math.max(1, Math.floor(limit / 10)))

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import { earliestDue } from '../../../db/earliest-due.js';
 import type { Database, Db } from '../../../db/schema.js';
+import { inScope } from '../../../db/owned-by.js';
 import { withPrefix } from '../../../platform/ids.js';
 import type { Caller } from '../../../platform/caller.js';
 import type { ClockScope } from '../../../platform/clock.js';
@@ -13,11 +14,7 @@ export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 
 /** The merchant's records, of one status or all, as a query the keyset pagination pages through. */
 export function deliveriesQuery(db: Db, caller: Caller, status: DeliveryRow['status'] | '') {
-  let q = db
-    .selectFrom('webhook_deliveries')
-    .selectAll()
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
+  let q = db.selectFrom('webhook_deliveries').selectAll().where(inScope(caller));
   if (status !== '') q = q.where('status', '=', status);
   return q;
 }
@@ -56,8 +53,7 @@ export async function lockDelivery(
     .selectFrom('webhook_deliveries')
     .selectAll()
     .where('id', '=', withPrefix('whd', rawId))
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment)
+    .where(inScope(caller))
     .forUpdate()
     .executeTakeFirst();
 }
@@ -160,8 +156,7 @@ export async function requeueForReplay(
 const retryable = (db: Kysely<Database>, scope: ClockScope) =>
   db
     .selectFrom('webhook_deliveries')
-    .where('merchant_id', '=', scope.merchantId)
-    .where('environment', '=', scope.environment)
+    .where(inScope(scope))
     .where('status', 'in', ['pending', 'failed'])
     .where('next_attempt_at', 'is not', null)
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', sql<Date>`now()`)]));

@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Selectable, type Transaction, type Updateable } from 'kysely';
 import type { Database, Db } from '../../../db/schema.js';
+import { inScope } from '../../../db/owned-by.js';
 import { withPrefix } from '../../../platform/ids.js';
 import type { Caller } from '../../../platform/caller.js';
 import type { WebhookEndpointsTable } from '../tables.js';
@@ -19,8 +20,7 @@ export async function countLiveEndpoints(trx: Transaction<Database>, caller: Cal
   const { count } = await trx
     .selectFrom('webhook_endpoints')
     .select((eb) => eb.fn.countAll<string>().as('count'))
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment)
+    .where(inScope(caller))
     .where('status', '!=', 'deleted')
     .executeTakeFirstOrThrow();
   return Number(count);
@@ -38,8 +38,7 @@ export async function listLiveEndpoints(db: Db, caller: Caller, limit: number): 
   return db
     .selectFrom('webhook_endpoints')
     .selectAll()
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment)
+    .where(inScope(caller))
     .where('status', '!=', 'deleted')
     .orderBy('seq', 'desc')
     .limit(limit)
@@ -53,12 +52,7 @@ export async function findEndpoint(
   id: string,
   forUpdate = false,
 ): Promise<EndpointRow | undefined> {
-  let q = db
-    .selectFrom('webhook_endpoints')
-    .selectAll()
-    .where('id', '=', withPrefix('whe', id))
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment);
+  let q = db.selectFrom('webhook_endpoints').selectAll().where('id', '=', withPrefix('whe', id)).where(inScope(caller));
   if (forUpdate) q = q.forUpdate();
   return q.executeTakeFirst();
 }
@@ -91,8 +85,7 @@ export async function enabledEndpoints(trx: Transaction<Database>, caller: Calle
   return trx
     .selectFrom('webhook_endpoints')
     .select(['id', 'event_types'])
-    .where('merchant_id', '=', caller.merchantId)
-    .where('environment', '=', caller.environment)
+    .where(inScope(caller))
     .where('status', '=', 'enabled')
     .orderBy('seq')
     .execute();
