@@ -1,4 +1,5 @@
 import type { Db, Environment } from '../../db/schema.js';
+import { inScope } from '../../db/owned-by.js';
 import { type PageParams } from '../../platform/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
 
@@ -8,19 +9,14 @@ export async function listKeys(db: Db, merchantId: string, environment: Environm
   return db
     .selectFrom('api_keys')
     .selectAll()
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment)
+    .where(inScope({ merchantId, environment }))
     .orderBy('created_at', 'desc')
     .limit(200)
     .execute();
 }
 
 export async function listMembers(db: Db, merchantId: string, environment: Environment, page: PageParams) {
-  const q = db
-    .selectFrom('members')
-    .selectAll()
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment);
+  const q = db.selectFrom('members').selectAll().where(inScope({ merchantId, environment }));
   return keysetPage(q, page);
 }
 
@@ -29,8 +25,7 @@ export async function objectEvents(db: Db, merchantId: string, environment: Envi
   return db
     .selectFrom('events')
     .select(['id', 'type', 'status', 'status_version', 'created_at'])
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment)
+    .where(inScope({ merchantId, environment }))
     .where('object_id', '=', objectId)
     .orderBy('seq')
     .limit(200)
@@ -70,8 +65,7 @@ export async function listMerchantCards(db: Db, merchantId: string, environment:
   const q = db
     .selectFrom('cards')
     .select(['seq', 'id', 'member_id', 'form_factor', 'currency', 'status', 'last4', 'created_at'])
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment);
+    .where(inScope({ merchantId, environment }));
   return keysetPage(q, page);
 }
 
@@ -80,8 +74,7 @@ export async function listMerchantApplications(db: Db, merchantId: string, envir
   return db
     .selectFrom('card_applications')
     .select(['id', 'member_id', 'status', 'created_at'])
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment)
+    .where(inScope({ merchantId, environment }))
     .orderBy('seq', 'desc')
     .limit(limit)
     .execute();

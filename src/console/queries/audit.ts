@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db, Environment } from '../../db/schema.js';
+import { inScope } from '../../db/owned-by.js';
 import { newId } from '../../platform/ids.js';
 import { type PageParams } from '../../platform/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
@@ -36,10 +37,6 @@ export async function insertAudit(db: Db, a: AuditInput): Promise<void> {
 }
 
 export async function auditPage(db: Db, merchantId: string, environment: Environment, page: PageParams) {
-  const q = db
-    .selectFrom('console_audit')
-    .selectAll()
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment);
+  const q = db.selectFrom('console_audit').selectAll().where(inScope({ merchantId, environment }));
   return keysetPage(q, page, (r: Selectable<ConsoleAuditTable>) => r);
 }

@@ -1,14 +1,11 @@
 import type { Db, Environment } from '../../db/schema.js';
+import { inScope } from '../../db/owned-by.js';
 
 /** Reads of the API call log and the webhooks area's tables the console's pages show. */
 
 /** The newest API calls, at most `limit`, before the id `before` when given (the log's own bigserial). */
 export async function apiCalls(db: Db, merchantId: string, environment: Environment, limit: number, before?: bigint) {
-  let q = db
-    .selectFrom('api_call_logs')
-    .selectAll()
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment);
+  let q = db.selectFrom('api_call_logs').selectAll().where(inScope({ merchantId, environment }));
   if (before !== undefined) q = q.where('id', '<', before.toString() as unknown as bigint);
   return q.orderBy('id', 'desc').limit(limit).execute();
 }
@@ -28,8 +25,7 @@ export async function endpointUrls(db: Db, merchantId: string, environment: Envi
   const rows = await db
     .selectFrom('webhook_endpoints')
     .select(['id', 'url'])
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment)
+    .where(inScope({ merchantId, environment }))
     .limit(1000)
     .execute();
   return new Map(rows.map((r) => [r.id, r.url]));
@@ -60,8 +56,7 @@ export async function endpointDeliveries(db: Db, merchantId: string, environment
     .selectFrom('webhook_deliveries')
     .selectAll()
     .where('endpoint_id', '=', endpointId)
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment)
+    .where(inScope({ merchantId, environment }))
     .orderBy('seq', 'desc')
     .limit(50)
     .execute();

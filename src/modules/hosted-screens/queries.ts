@@ -1,5 +1,6 @@
 import type { Insertable } from 'kysely';
 import type { Environment, Db } from '../../db/schema.js';
+import { inScope } from '../../db/owned-by.js';
 import { ticketIdShape, type Ticket } from './rules.js';
 import type { HostedTicketsTable, MerchantBrandingTable, TicketPurpose } from './tables.js';
 
@@ -60,8 +61,7 @@ export async function frameAncestorsOf(db: Db, merchantId: string, environment: 
   const row = await db
     .selectFrom('hosted_screen_settings')
     .select('frame_ancestors')
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment)
+    .where(inScope({ merchantId, environment }))
     .executeTakeFirst();
   const list: unknown =
     typeof row?.frame_ancestors === 'string' ? JSON.parse(row.frame_ancestors) : row?.frame_ancestors;

@@ -2,6 +2,7 @@
  * ctx.resolveMember). */
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
+import { inScope } from '../../db/owned-by.js';
 import type { MembersTable } from './tables.js';
 import { scopeNowSql } from '../../platform/queries/clock.js';
 
@@ -36,8 +37,7 @@ export async function resolveMember(db: Db, merchantId: string, environment: Env
   return db
     .selectFrom('members')
     .selectAll()
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment)
+    .where(inScope({ merchantId, environment }))
     .where('external_member_id', '=', idOrExternal)
     .executeTakeFirst();
 }
@@ -105,8 +105,7 @@ export function findByExternalId(db: Db, merchantId: string, environment: Enviro
   return db
     .selectFrom('members')
     .select('id')
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment)
+    .where(inScope({ merchantId, environment }))
     .where('external_member_id', '=', externalId)
     .executeTakeFirst();
 }

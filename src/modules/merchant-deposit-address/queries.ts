@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Database, Db } from '../../db/schema.js';
+import { inScope } from '../../db/owned-by.js';
 import { scopeNowSql } from '../../platform/queries/clock.js';
 
 /** Reads and writes of the merchant's deposit addresses (service.ts). */
@@ -40,11 +41,7 @@ export function addressesQuery(
   asset: string | undefined,
   network: string | undefined,
 ) {
-  let q = db
-    .selectFrom('deposit_addresses')
-    .selectAll()
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment);
+  let q = db.selectFrom('deposit_addresses').selectAll().where(inScope({ merchantId, environment }));
   if (asset) q = q.where('asset', '=', asset);
   if (network) q = q.where('network', '=', network);
   return q;
