@@ -6,10 +6,11 @@
  */
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { minorFromDb, postEntry, qrpayCompleteLines, qrpayFailLines, qrpayRefundLines } from '../../money/index.js';
+import { minorFromDb, qrpayCompleteLines, qrpayFailLines, qrpayRefundLines } from '../../money/index.js';
 import { recordObjectEvent } from '../../events/index.js';
 import {
   decisionApplier,
+  postOrderEntry,
   claimMove,
   providerFields,
   type OrderStore,
@@ -38,23 +39,6 @@ async function emit(trx: Transaction<Database>, row: QrOrderRow, status: Termina
   await recordObjectEvent(trx, row, { type: `qrpay.order.${status}`, object: 'qrpay_order', status, externalMemberId });
 }
 
-async function post(
-  trx: Transaction<Database>,
-  row: QrOrderRow,
-  kind: string,
-  lines: ReturnType<typeof qrpayFailLines>,
-): Promise<void> {
-  await postEntry(trx, {
-    environment: row.environment,
-    merchantId: row.merchant_id,
-    kind,
-    referenceType: qrpayReferenceType,
-    referenceId: row.id,
-    asset: row.asset,
-    lines,
-  });
-}
-
 type TerminalStatus = 'completed' | 'failed' | 'refunded';
 
 const terminalMoves = {
@@ -76,12 +60,13 @@ async function moveTo(
   const move = terminalMoves[to];
   const claimed = await claimMove<QrOrderRow>(trx, qrpayOrders, id, { to, from: move.from, at: move.at, fields });
   if (!claimed) return undefined;
-  await post(
-    trx,
-    claimed,
-    move.kind,
-    move.lines({ memberId: claimed.member_id, merchantId: claimed.merchant_id, amount: minorFromDb(claimed.amount) }),
-  );
+  const money = { memberId: claimed.member_id, merchantId: claimed.merchant_id, amount: minorFromDb(claimed.amount) };
+  await postOrderEntry(trx, claimed, {
+    referenceType: qrpayReferenceType,
+    kind: move.kind,
+    asset: claimed.asset,
+    lines: move.lines(money),
+  });
   await emit(trx, claimed, to);
   return claimed;
 }

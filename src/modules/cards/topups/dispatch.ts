@@ -7,7 +7,6 @@ import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import {
   minorFromDb,
-  postEntry,
   topUpCreditLines,
   topUpFailLines,
   topUpSettleLines,
@@ -16,6 +15,7 @@ import {
 import { withDeadline } from '../../../upstreams/deadline.js';
 import {
   decisionApplier,
+  postOrderEntry,
   callAgeMs,
   callInFlight as providerCallInFlight,
   claimDispatch,
@@ -81,20 +81,14 @@ async function creditIn(trx: Transaction<Database>, id: string, fields: Record<s
     cardStopped({ status: card.status, frozenAt: card.frozen_at }) ||
     (await replacementInFlight(trx, row.card_id, ['processing']));
   const to = stopped ? ('available' as const) : ('card' as const);
-  const base = {
-    environment: row.environment,
-    merchantId: row.merchant_id,
+  await postOrderEntry(trx, row, {
     referenceType: topUpReferenceType,
-    referenceId: row.id,
-  };
-  await postEntry(trx, {
-    ...base,
     kind: cardMoneyEntryKinds.topUpSettle,
     asset: row.source_asset,
     lines: topUpSettleLines(moneyOf(row)),
   });
-  await postEntry(trx, {
-    ...base,
+  await postOrderEntry(trx, row, {
+    referenceType: topUpReferenceType,
     kind: cardMoneyEntryKinds.topUpCredit,
     asset: row.card_currency,
     lines: topUpCreditLines(moneyOf(row), to),
@@ -116,12 +110,9 @@ async function failIn(
     fields: { ...fields, failure_reason: reason, next_check_at: null },
   });
   if (!row) return false;
-  await postEntry(trx, {
-    environment: row.environment,
-    merchantId: row.merchant_id,
-    kind: cardMoneyEntryKinds.topUpFail,
+  await postOrderEntry(trx, row, {
     referenceType: topUpReferenceType,
-    referenceId: row.id,
+    kind: cardMoneyEntryKinds.topUpFail,
     asset: row.source_asset,
     lines: topUpFailLines(moneyOf(row)),
   });

@@ -9,16 +9,15 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import {
   minorFromDb,
-  postEntry,
   remitCompleteLines,
   remitFailLines,
   remitReturnLines,
-  type EntryLine,
   type RemitMoney,
 } from '../../../money/index.js';
 import { recordObjectEvent } from '../../../events/index.js';
 import {
   decisionApplier,
+  postOrderEntry,
   claimMove,
   providerFields as lifecycleFields,
   type OrderStore,
@@ -60,18 +59,6 @@ const moneyOf = (row: RemitOrderRow): RemitMoney => ({
   fee: minorFromDb(row.fee),
 });
 
-async function post(trx: Transaction<Database>, row: RemitOrderRow, kind: string, lines: EntryLine[]): Promise<void> {
-  await postEntry(trx, {
-    environment: row.environment,
-    merchantId: row.merchant_id,
-    kind,
-    referenceType: remitReferenceType,
-    referenceId: row.id,
-    asset: row.source_asset,
-    lines,
-  });
-}
-
 type Terminal = 'completed' | 'failed' | 'returned';
 const terminal = {
   completed: { kind: remitEntryKinds.complete, lines: remitCompleteLines, at: 'completed_at' },
@@ -94,7 +81,12 @@ async function moveTo(
     fields,
   });
   if (!claimed) return undefined;
-  await post(trx, claimed, move.kind, move.lines(moneyOf(claimed)));
+  await postOrderEntry(trx, claimed, {
+    referenceType: remitReferenceType,
+    kind: move.kind,
+    asset: claimed.source_asset,
+    lines: move.lines(moneyOf(claimed)),
+  });
   await emitOrderEvent(trx, claimed);
   return claimed;
 }
