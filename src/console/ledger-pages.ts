@@ -6,11 +6,11 @@ import { html } from '../modules/hosted-screens/index.js';
 import { createMonitor, deleteMonitor, getMonitor, listMonitors, merchantBalances } from '../modules/balances/index.js';
 import { entryPage } from '../modules/ledger-entries/index.js';
 import { resolveMember } from '../modules/members/index.js';
-import { attempt, redirect, sendHtml, type PageRequest } from './http.js';
+import { attempt, redirect, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 import { can, refusalFor } from './rules.js';
-import { askFirst, badge, confirmPage, envPath, nextPageLink, sendPage, shortId, table, when } from './views.js';
+import { askFirst, badge, envPath, nextPageLink, sendConfirmPage, sendPage, shortId, table, when } from './views.js';
 import { csrfInput, selectInput, textInput } from './fields.js';
 import { withChange, withSession, pageRoute } from './guards.js';
 
@@ -225,25 +225,21 @@ export function registerLedgerPages(app: AppInstance, ctx: ServiceContext): void
       const m = await getMonitor(ctx.db, scopeOf(page), (req.params as { id: string }).id);
       if (!m) throw new ApiError('not_found', 'No such balance monitor.');
       const base = envPath(page.environment);
-      return sendHtml(
-        reply,
-        200,
-        confirmPage(page, {
-          title: 'Remove the balance monitor?',
-          section: '',
-          refused: refusalFor(page.session.role, 'monitors.write', 'change balance monitors'),
-          question: html`Remove the monitor of the ${m.balance} ${m.asset} balance below ${m.below}? No more
+      return sendConfirmPage(reply, page, {
+        title: 'Remove the balance monitor?',
+        section: '',
+        refused: refusalFor(page.session.role, 'monitors.write', 'change balance monitors'),
+        question: html`Remove the monitor of the ${m.balance} ${m.asset} balance below ${m.below}? No more
              balance_monitor events are sent for it.`,
-          facts: [
-            ['Monitor', html`<code>${m.id}</code>`],
-            ['State', m.state],
-          ],
-          action: `${base}/balance-monitors/${m.id}/delete`,
-          button: 'Yes, remove the monitor',
-          danger: true,
-          back: base,
-        }),
-      );
+        facts: [
+          ['Monitor', html`<code>${m.id}</code>`],
+          ['State', m.state],
+        ],
+        action: `${base}/balance-monitors/${m.id}/delete`,
+        button: 'Yes, remove the monitor',
+        danger: true,
+        back: base,
+      });
     }),
   );
 

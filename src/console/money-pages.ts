@@ -4,7 +4,7 @@ import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { memberBalances } from '../modules/balances/index.js';
 import { confirmWithdrawal, failWithdrawal, getWithdrawal, listWithdrawals } from '../modules/withdrawals/index.js';
-import { attempt, callerOf, cursorOf, redirect, sendHtml, type PageRequest } from './http.js';
+import { attempt, callerOf, cursorOf, redirect, type PageRequest } from './http.js';
 import { audit } from './audit.js';
 import { listMembers } from './queries/area-reads.js';
 import { history } from './history.js';
@@ -12,9 +12,9 @@ import { can } from './rules.js';
 import {
   askFirst,
   badge,
-  confirmPage,
   envPath,
   nextPageLink,
+  sendConfirmPage,
   sendPage,
   shortId,
   shortText,
@@ -128,36 +128,32 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
           : w.status !== 'locked'
             ? `This withdrawal is ${w.status} already.`
             : undefined;
-        return sendHtml(
-          reply,
-          200,
-          confirmPage(page, {
-            title: action === 'confirm' ? 'Confirm the payout?' : 'Fail the withdrawal?',
-            section: '/withdrawals',
-            refused,
-            question:
-              action === 'confirm'
-                ? html`Confirm that you paid out withdrawal ${shortText(w.id)}: ${w.amount} ${w.asset} to ${
-                    w.network
-                  } ${w.address}? The member's money leaves for good.`
-                : html`Fail withdrawal ${shortText(w.id)} for ${w.amount} ${w.asset}? The member gets the money back;
+        return sendConfirmPage(reply, page, {
+          title: action === 'confirm' ? 'Confirm the payout?' : 'Fail the withdrawal?',
+          section: '/withdrawals',
+          refused,
+          question:
+            action === 'confirm'
+              ? html`Confirm that you paid out withdrawal ${shortText(w.id)}: ${w.amount} ${w.asset} to ${
+                  w.network
+                } ${w.address}? The member's money leaves for good.`
+              : html`Fail withdrawal ${shortText(w.id)} for ${w.amount} ${w.asset}? The member gets the money back;
                    the withdrawal cannot be confirmed afterwards.`,
-            facts: [
-              ['Withdrawal', html`<code>${w.id}</code>`],
-              ['Member', html`<code>${w.member_id}</code>`],
-              ['Amount', `${w.amount} ${w.asset} (fee ${w.fee})`],
-              ['To', html`${w.network} <code>${w.address}</code>`],
-              ['Created', when(w.created_at)],
-            ],
-            action: `${base}/${w.id}/${action}`,
-            button:
-              action === 'confirm'
-                ? `Yes, confirm the payout of ${w.amount} ${w.asset}`
-                : `Yes, fail it and return ${w.amount} ${w.asset}`,
-            danger: action === 'fail',
-            back: `${base}/${w.id}`,
-          }),
-        );
+          facts: [
+            ['Withdrawal', html`<code>${w.id}</code>`],
+            ['Member', html`<code>${w.member_id}</code>`],
+            ['Amount', `${w.amount} ${w.asset} (fee ${w.fee})`],
+            ['To', html`${w.network} <code>${w.address}</code>`],
+            ['Created', when(w.created_at)],
+          ],
+          action: `${base}/${w.id}/${action}`,
+          button:
+            action === 'confirm'
+              ? `Yes, confirm the payout of ${w.amount} ${w.asset}`
+              : `Yes, fail it and return ${w.amount} ${w.asset}`,
+          danger: action === 'fail',
+          back: `${base}/${w.id}`,
+        });
       }),
     );
   }

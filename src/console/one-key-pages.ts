@@ -9,11 +9,11 @@ import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import { getKey, rotateKey, updateKey } from '../modules/merchants/index.js';
-import { attempt, redirect, sendHtml, type PageRequest } from './http.js';
+import { attempt, redirect, type PageRequest } from './http.js';
 import { one, formOf } from './form.js';
 import { audit } from './audit.js';
 import { allowlistLines, can, refusalFor } from './rules.js';
-import { askFirst, confirmPage, envPath, realTimeMark, sendPage, when } from './views.js';
+import { askFirst, envPath, realTimeMark, sendConfirmPage, sendPage, when } from './views.js';
 import { csrfInput, selectInput } from './fields.js';
 import {
   allowlistPreview,
@@ -137,26 +137,22 @@ export function registerOneKeyPages(app: AppInstance, ctx: ServiceContext): void
     withSession(ctx, async (req, reply, page) => {
       const k = await ownedKey(ctx.db, page, keyId(req));
       const path = envPath(page.environment, `/keys/${k.id}`);
-      return sendHtml(
-        reply,
-        200,
-        confirmPage(page, {
-          title: 'Disable the key?',
-          section: '/keys',
-          refused: refusalFor(page.session.role, 'keys.write', 'change keys'),
-          question: html`Disable the API key ${k.client_id}? Every call signed with it is refused from now on; a
+      return sendConfirmPage(reply, page, {
+        title: 'Disable the key?',
+        section: '/keys',
+        refused: refusalFor(page.session.role, 'keys.write', 'change keys'),
+        question: html`Disable the API key ${k.client_id}? Every call signed with it is refused from now on; a
              disabled key cannot be enabled again from the console.`,
-          facts: [
-            ['Client id', html`<code>${k.client_id}</code>`],
-            ['Scopes', scopeList(k)],
-            ['Created', when(k.created_at)],
-          ],
-          action: `${path}/disable`,
-          button: `Yes, disable ${k.client_id}`,
-          danger: true,
-          back: path,
-        }),
-      );
+        facts: [
+          ['Client id', html`<code>${k.client_id}</code>`],
+          ['Scopes', scopeList(k)],
+          ['Created', when(k.created_at)],
+        ],
+        action: `${path}/disable`,
+        button: `Yes, disable ${k.client_id}`,
+        danger: true,
+        back: path,
+      });
     }),
   );
 
@@ -169,29 +165,25 @@ export function registerOneKeyPages(app: AppInstance, ctx: ServiceContext): void
       const overlap =
         overlaps.find((o) => o.value === (req.query as { overlap_seconds?: string }).overlap_seconds) ??
         overlaps.find((o) => o.value === '86400')!;
-      return sendHtml(
-        reply,
-        200,
-        confirmPage(page, {
-          title: 'Rotate the key?',
-          section: '/keys',
-          refused: refusalFor(page.session.role, 'keys.write', 'change keys'),
-          question: html`Make a new key in place of ${k.client_id}? ${
-            overlap.value === '0'
-              ? 'The old key stops at once.'
-              : `The old key keeps working for ${overlap.label}, then stops for good.`
-          }`,
-          facts: [
-            ['Client id', html`<code>${k.client_id}</code>`],
-            ['Scopes', scopeList(k)],
-            ['Old key works for', overlap.label],
-          ],
-          action: `${path}/rotate`,
-          button: `Yes, rotate ${k.client_id}`,
-          back: path,
-          fields: { overlap_seconds: overlap.value },
-        }),
-      );
+      return sendConfirmPage(reply, page, {
+        title: 'Rotate the key?',
+        section: '/keys',
+        refused: refusalFor(page.session.role, 'keys.write', 'change keys'),
+        question: html`Make a new key in place of ${k.client_id}? ${
+          overlap.value === '0'
+            ? 'The old key stops at once.'
+            : `The old key keeps working for ${overlap.label}, then stops for good.`
+        }`,
+        facts: [
+          ['Client id', html`<code>${k.client_id}</code>`],
+          ['Scopes', scopeList(k)],
+          ['Old key works for', overlap.label],
+        ],
+        action: `${path}/rotate`,
+        button: `Yes, rotate ${k.client_id}`,
+        back: path,
+        fields: { overlap_seconds: overlap.value },
+      });
     }),
   );
 

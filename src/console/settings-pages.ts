@@ -6,13 +6,13 @@ import { ApiError } from '../platform/errors.js';
 import { injectedBehaviors, injectionTtlSeconds, upstreamNames } from '../upstreams/port.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { advanceClock, advanceSecondsMax, presetBehavior, readClock, resetSandbox } from '../modules/sandbox/index.js';
-import { attempt, csrfField, sendHtml, type PageRequest } from './http.js';
+import { attempt, csrfField, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 
 import { presetsInForce } from './queries/area-reads.js';
 import { can, refusalFor } from './rules.js';
-import { askFirst, confirmPage, envPath, sendPage, table, when } from './views.js';
+import { askFirst, envPath, sendConfirmPage, sendPage, table, when } from './views.js';
 import { selectInput } from './fields.js';
 import { withSandboxChange, withSandboxSession } from './sandbox-only.js';
 import { pageRoute } from './guards.js';
@@ -123,22 +123,18 @@ export function registerSettingsPages(
     '/console/:env/tools/reset',
     pageRoute,
     withSandboxSession(ctx, async (_req, reply, page) => {
-      return sendHtml(
-        reply,
-        200,
-        confirmPage(page, {
-          title: 'Reset the sandbox logs?',
-          section: '/tools',
-          refused: refusalFor(page.session.role, 'sandbox.write', 'use the sandbox tools'),
-          question: html`Delete every sandbox webhook delivery and API call of ${page.session.merchantName}, and remove
+      return sendConfirmPage(reply, page, {
+        title: 'Reset the sandbox logs?',
+        section: '/tools',
+        refused: refusalFor(page.session.role, 'sandbox.write', 'use the sandbox tools'),
+        question: html`Delete every sandbox webhook delivery and API call of ${page.session.merchantName}, and remove
              the upstream behaviours in force? Ledger entries, orders and members are kept.`,
-          facts: [],
-          action: `${base}/reset`,
-          button: 'Yes, reset the sandbox logs',
-          danger: true,
-          back: base,
-        }),
-      );
+        facts: [],
+        action: `${base}/reset`,
+        button: 'Yes, reset the sandbox logs',
+        danger: true,
+        back: base,
+      });
     }),
   );
 
@@ -149,23 +145,19 @@ export function registerSettingsPages(
       const step = clockSteps.find((c) => c.value === (req.query as { seconds?: string }).seconds) ?? clockSteps[1]!;
       const clock = await readClock(ctx, page.session.merchantId);
       const to = new Date(new Date(clock.now).getTime() + Number(step.value) * 1000);
-      return sendHtml(
-        reply,
-        200,
-        confirmPage(page, {
-          title: 'Move the sandbox clock?',
-          section: '/tools',
-          refused: refusalFor(page.session.role, 'sandbox.write', 'use the sandbox tools'),
-          question: html`Move the sandbox clock forward by ${step.label}, from ${when(clock.now)} to ${when(
-            to,
-          )}? Everything due on the way runs (expiries, accruals, webhook retries); the clock never moves back.`,
-          facts: [],
-          action: `${base}/clock`,
-          button: `Yes, move it forward by ${step.label}`,
-          back: base,
-          fields: { seconds: step.value },
-        }),
-      );
+      return sendConfirmPage(reply, page, {
+        title: 'Move the sandbox clock?',
+        section: '/tools',
+        refused: refusalFor(page.session.role, 'sandbox.write', 'use the sandbox tools'),
+        question: html`Move the sandbox clock forward by ${step.label}, from ${when(clock.now)} to ${when(
+          to,
+        )}? Everything due on the way runs (expiries, accruals, webhook retries); the clock never moves back.`,
+        facts: [],
+        action: `${base}/clock`,
+        button: `Yes, move it forward by ${step.label}`,
+        back: base,
+        fields: { seconds: step.value },
+      });
     }),
   );
 

@@ -137,8 +137,9 @@ export interface Confirmation {
   refused?: string;
 }
 
-export function confirmPage(page: PageRequest, c: Confirmation): string {
-  return consolePage(page, {
+/** The answer with the page that asks before a change that cannot be undone. */
+export function sendConfirmPage(reply: FastifyReply, page: PageRequest, c: Confirmation): FastifyReply {
+  return sendPage(reply, page, {
     title: c.title,
     section: c.section,
     problem: c.refused,

@@ -12,17 +12,17 @@ import {
   updateEndpoint,
 } from '../modules/webhooks/index.js';
 import { ApiError } from '../platform/errors.js';
-import { attempt, callerOf, redirect, sendHtml, type PageRequest } from './http.js';
+import { attempt, callerOf, redirect, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 import { can, refusalFor } from './rules.js';
 import {
   askFirst,
   badge,
-  confirmPage,
   envPath,
   longValue,
   postButton,
+  sendConfirmPage,
   sendPage,
   shortText,
   table,
@@ -144,31 +144,27 @@ export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): voi
         const e = (await listEndpoints(ctx.db, callerOf(page))).data.find((x) => x.id === idOf(req));
         if (!e) throw new ApiError('not_found');
         const base = envPath(page.environment, '/webhooks');
-        return sendHtml(
-          reply,
-          200,
-          confirmPage(page, {
-            title: action === 'delete' ? 'Delete the endpoint?' : 'Roll the signing secret?',
-            section: '/webhooks',
-            refused: refusalFor(page.session.role, 'webhooks.write', 'change webhooks'),
-            question:
-              action === 'delete'
-                ? html`Delete the endpoint ${e.url}? No event is sent to it any more, and its deliveries not yet made
+        return sendConfirmPage(reply, page, {
+          title: action === 'delete' ? 'Delete the endpoint?' : 'Roll the signing secret?',
+          section: '/webhooks',
+          refused: refusalFor(page.session.role, 'webhooks.write', 'change webhooks'),
+          question:
+            action === 'delete'
+              ? html`Delete the endpoint ${e.url}? No event is sent to it any more, and its deliveries not yet made
                    are dropped.`
-                : html`Make a new signing secret for ${e.url}? The current secret keeps signing for 24 hours, then only
+              : html`Make a new signing secret for ${e.url}? The current secret keeps signing for 24 hours, then only
                    the new one does.`,
-            facts: [
-              ['Endpoint', html`<code>${e.id}</code>`],
-              ['URL', html`<code>${e.url}</code>`],
-              ['Events', e.event_types.join(', ')],
-              ['Status', e.status],
-            ],
-            action: `${base}/${e.id}/${action}`,
-            button: action === 'delete' ? 'Yes, delete the endpoint' : 'Yes, roll the secret',
-            danger: action === 'delete',
-            back: base,
-          }),
-        );
+          facts: [
+            ['Endpoint', html`<code>${e.id}</code>`],
+            ['URL', html`<code>${e.url}</code>`],
+            ['Events', e.event_types.join(', ')],
+            ['Status', e.status],
+          ],
+          action: `${base}/${e.id}/${action}`,
+          button: action === 'delete' ? 'Yes, delete the endpoint' : 'Yes, roll the secret',
+          danger: action === 'delete',
+          back: base,
+        });
       }),
     );
   }
