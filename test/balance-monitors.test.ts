@@ -5,7 +5,7 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { expectCode } from './support/expect.js';
 import { admin, createKey, clientFor, newMerchantClient, useTestService } from './support/service.js';
-import { eventsAbout } from './support/fixtures.js';
+import { eventsAbout, TRON } from './support/fixtures.js';
 
 /**
  * Issue 41, point 4: balance monitors. `balance_monitor.triggered` once when a posting takes the
@@ -13,8 +13,6 @@ import { eventsAbout } from './support/fixtures.js';
  * posting's transaction; exactly once per crossing under parallel postings (real concurrency on
  * PostgreSQL; the embedded database runs them one at a time, which the same counts hold for).
  */
-
-const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 
 describe('balance monitors', () => {
   let service: RunningService;

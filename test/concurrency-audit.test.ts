@@ -18,9 +18,7 @@ import { payNow } from './support/emv.js';
 import { addSandboxOffset } from '../src/platform/queries/clock.js';
 import { earnTickers } from '../src/modules/earn/workers.js';
 import { exchangeTickers } from '../src/modules/exchange/workers.js';
-import { approvedCard, kycMember, sepaPayee, withUpstream } from './support/fixtures.js';
-
-const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
+import { approvedCard, kycMember, sepaPayee, withUpstream, TRON } from './support/fixtures.js';
 
 describe(
   'money paths under concurrency on PostgreSQL',

@@ -17,9 +17,8 @@ import type { RunningService } from '../src/server.js';
 import { admin, instantUpstreams, newMerchantClient, postgresOnly, useTestService } from './support/service.js';
 import { payNow } from './support/emv.js';
 import { conflictAttemptsMax, conflictDelayMs, withConflictRetry } from '../src/platform/conflict-retry.js';
-import { approvedCard, cardProducts, postMember, sepaPayee } from './support/fixtures.js';
+import { approvedCard, cardProducts, postMember, sepaPayee, TRON } from './support/fixtures.js';
 
-const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 const billing = { address: '2 Market St', city: 'San Francisco', state: 'CA', country: 'US', postal_code: '94105' };
 
 /** One request; `member: false` for the merchant's own calls (no `x-on-behalf-of`). Every call has a key of its own. */

@@ -9,7 +9,7 @@ import { useBrowser } from './support/browser.js';
 import { testHostedScreenKey } from './support/hosted.js';
 import { consolePassword, inviteConsoleUser, authenticatorSecret } from './support/console.js';
 import { stepAt, totpCode } from '../src/console/totp.js';
-import { fundedMember } from './support/fixtures.js';
+import { fundedMember, TRON } from './support/fixtures.js';
 import { useTestService } from './support/service.js';
 import { startReceiver } from './support/webhook-receiver.js';
 
@@ -27,7 +27,6 @@ const browser = useBrowser();
 let service: RunningService;
 let merchantId: string;
 let client: MerchantWalletClient;
-const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 
 useTestService(
   {

@@ -11,6 +11,7 @@ import { useBrowser } from './support/browser.js';
 import { testHostedScreenKey } from './support/hosted.js';
 import { admin, clientFor, createKey, createMerchant, useTestService } from './support/service.js';
 import { signedInConsole } from './support/console.js';
+import { TRON } from './support/fixtures.js';
 
 /**
  * The console as a merchant's people see it at laptop (1280 px) and phone (390 px) width (issue 42):
@@ -28,7 +29,6 @@ let service: RunningService;
 let merchantId: string;
 let client: MerchantWalletClient;
 let ownerCookies: Map<string, string>;
-const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 const withdrawals: string[] = [];
 let keyId = '';
 let endpointId = '';

@@ -14,14 +14,13 @@ import {
 import { up as migration010 } from '../src/db/migrations/010_merchant_fees_and_deposit_reads.js';
 import { postAsBeforeSplit } from './support/legacy-ledger.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
-import { balanceOf, custodyOf, fundedMember } from './support/fixtures.js';
+import { balanceOf, custodyOf, fundedMember, TRON } from './support/fixtures.js';
 
 /**
  * Issue 9, point 5: a confirmation reduces custody by amount plus fee (the reference), the fee
  * is the merchant's income, and ledger:verify checks custody against what the members hold.
  */
 
-const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 const ETH_ADDR = '0x52908400098527886E0F7030069857D2E4169EE7';
 
 const sumBy = (lines: EntryLine[], side: 'debit' | 'credit') =>

@@ -15,6 +15,7 @@ import {
   type EntryLine,
 } from '../src/money/index.js';
 import { aprText, dailyInterest, earnEntryKinds, earnReferenceType } from '../src/modules/earn/rules.js';
+import { checkedEntry, memberNet } from './support/fixtures.js';
 
 const holder = { memberId: 'mem_1', merchantId: 'mch_1' };
 const changes = (lines: EntryLine[], merchantId = holder.merchantId) => {
@@ -119,20 +120,7 @@ describe('posting rules', () => {
 // Moved from exchange-rules.test.ts (earn has its own file): the same properties, checked by the
 // ledger's own entry rules.
 const runs = { numRuns: 400 };
-const entry = (asset: string, lines: EntryLine[]) =>
-  assertEntry({
-    environment: 'sandbox',
-    merchantId: 'mch_1',
-    kind: 'k',
-    referenceType: 'r',
-    referenceId: 'x',
-    asset,
-    lines,
-  });
-const memberNet = (lines: EntryLine[]) =>
-  lines
-    .filter((l) => l.account.owner === 'member')
-    .reduce((s, l) => s + (l.side === 'credit' ? l.amount : -l.amount), 0n);
+const entry = checkedEntry;
 
 describe('earn rules', () => {
   it('daily interest is principal × apr / 365 rounded down; a month at 3.65 % on 1000 USDT is 3.000000', () => {

@@ -1,10 +1,12 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { pumpWebhooks, withReceiver } from './support/webhook-receiver.js';
 import { clientFor, createKey, newMerchantClient, useTestService } from './support/service.js';
+import { expectCode } from './support/expect.js';
+import { TRON } from './support/fixtures.js';
 
 /*
  * The events API (extensions 11, docs/events.md): list filters, one event, scope, retention on the
@@ -23,17 +25,6 @@ interface Page {
   data: Ev[];
   next_cursor: string | null;
   has_more: boolean;
-}
-
-const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
-
-async function expectCode(promise: Promise<unknown>, code: string, status?: number) {
-  await assert.rejects(promise, (err: unknown) => {
-    assert.ok(err instanceof MerchantWalletError, String(err));
-    assert.equal(err.code, code, `${err.code}: ${err.message}`);
-    if (status) assert.equal(err.status, status);
-    return true;
-  });
 }
 
 const list = (client: MerchantWalletClient, query: Record<string, string | number | boolean> = {}) =>

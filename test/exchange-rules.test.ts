@@ -6,14 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import {
-  assertEntry,
-  conversionBuyLines,
-  conversionSellLines,
-  exchangeBuyLines,
-  exchangeSellLines,
-  type EntryLine,
-} from '../src/money/index.js';
+import { conversionBuyLines, conversionSellLines, exchangeBuyLines, exchangeSellLines } from '../src/money/index.js';
 import { convert, rateAfterSpread, ratioOf } from '../src/money/conversion.js';
 import { isStale } from '../src/upstreams/rates/port.js';
 import { SimulatedMarket, driftBps } from '../src/upstreams/rates/simulator.js';
@@ -26,24 +19,10 @@ import {
   type PriceInput,
 } from '../src/modules/exchange/rules.js';
 import { defaultDirections, defaultEarnProducts } from '../src/db/migrations/017_exchange_earn.js';
+import { checkedEntry, memberNet } from './support/fixtures.js';
 
 const runs = { numRuns: 400 };
-const entry = (asset: string, lines: EntryLine[]) =>
-  assertEntry({
-    environment: 'sandbox',
-    merchantId: 'mch_1',
-    kind: 'k',
-    referenceType: 'r',
-    referenceId: 'x',
-    asset,
-    lines,
-  });
-
-/** Net change of one owner's holdings (member buckets, merchant custody) in an entry. */
-const memberNet = (lines: EntryLine[]) =>
-  lines
-    .filter((l) => l.account.owner === 'member')
-    .reduce((s, l) => s + (l.side === 'credit' ? l.amount : -l.amount), 0n);
+const entry = checkedEntry;
 
 const rateArb = fc
   .tuple(fc.integer({ min: 1, max: 10_000_000 }), fc.integer({ min: 0, max: 12 }))

@@ -9,13 +9,12 @@ import { findUnsafeRequestText, findUnsafeText, jsonDepthExceeds, jsonDepthMax }
 import { payNow } from './support/emv.js';
 import { rawRequest } from './support/raw-http.js';
 import { baseUrlFor, useTestService } from './support/service.js';
+import { TRON } from './support/fixtures.js';
 
 /**
  * Bad input that once answered 500 or a framework body (issue 9, points 12 to 14 and 16 to 18):
  * every answer is a 4xx in the envelope whose request_id is the X-Request-Id header.
  */
-
-const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 
 interface Answer {
   status: number;

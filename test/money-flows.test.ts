@@ -5,9 +5,8 @@ import { MerchantWalletError } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { expectCode } from './support/expect.js';
 import { admin, clientFor, createKey, createMerchant, newMerchantClient, useTestService } from './support/service.js';
-import { balanceOf, custodyOf, fundedMember } from './support/fixtures.js';
+import { balanceOf, custodyOf, fundedMember, TRON } from './support/fixtures.js';
 
-const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 const ETH_ADDR = '0x52908400098527886E0F7030069857D2E4169EE7';
 
 describe('deposits, balances and withdrawals', () => {

@@ -7,12 +7,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FieldSpec } from '../src/modules/remittance/corridors/contracts.js';
 import { contractRoutingTypes, corridorRefusal, payeeRefusal } from '../src/modules/remittance/corridors/rules.js';
-import { defaultCorridors } from '../src/db/migrations/016_remittance.js';
+import { contractOf } from './support/fixtures.js';
 
-const contractOf = (country: string, clearing: string, entity: 'INDIVIDUAL' | 'COMPANY' = 'INDIVIDUAL') =>
-  defaultCorridors.find((c) => c.country === country && c.clearing_system === clearing)!.contracts[
-    entity
-  ] as unknown as FieldSpec[];
 const sepa = contractOf('DE', 'SEPA');
 const fps = contractOf('GB', 'FPS');
 const swift = contractOf('US', 'SWIFT');

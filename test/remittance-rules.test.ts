@@ -37,12 +37,9 @@ import {
 import { calendarFor, simulatedNameCheck } from '../src/upstreams/remittance/simulator.js';
 import { convert, convertBack, rateAfterSpread, ratioOf } from '../src/money/conversion.js';
 import { SimulatedMarket } from '../src/upstreams/rates/simulator.js';
+import { contractOf } from './support/fixtures.js';
 
 const runs = { numRuns: 200 };
-const contractOf = (country: string, clearing: string, entity: 'INDIVIDUAL' | 'COMPANY' = 'INDIVIDUAL') =>
-  defaultCorridors.find((c) => c.country === country && c.clearing_system === clearing)!.contracts[
-    entity
-  ] as unknown as FieldSpec[];
 const sepa = contractOf('DE', 'SEPA');
 const fps = contractOf('GB', 'FPS');
 const ach = contractOf('US', 'ACH');

@@ -10,10 +10,9 @@ import {
   stepUpObjectRef,
   type StepUpBinding,
 } from '../src/modules/step-up/rules.js';
+import { TRON } from './support/fixtures.js';
 
 /** The step-up rules (src/modules/step-up/rules.ts): pure, no service. */
-
-const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 
 describe('step-up rules (pure)', () => {
   const binding: StepUpBinding = {

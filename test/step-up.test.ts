@@ -15,7 +15,7 @@ import {
   newMerchantClient,
   useTestService,
 } from './support/service.js';
-import { fundedMember } from './support/fixtures.js';
+import { fundedMember, TRON } from './support/fixtures.js';
 
 /**
  * Strong authentication (step-up) through HTTP and the SDK (docs/step-up.md), on POST
@@ -23,7 +23,6 @@ import { fundedMember } from './support/fixtures.js';
  * clock with POST /v1/sandbox/clock/advance (`client.sandbox.advanceClock`).
  */
 
-const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 const TRON_OTHER = 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf';
 const challengeShape = /^kyc_[0-9a-f]{32}$/;
 

@@ -1,7 +1,7 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
+import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { activeBehavior, setBehavior } from '../src/upstreams/queries/behaviors.js';
 import { SimulatedCard } from '../src/upstreams/card/simulator.js';
@@ -22,15 +22,7 @@ import type { SimulatedProvider } from '../src/upstreams/simulated-provider.js';
 import { loadConfig } from '../src/platform/config.js';
 import { addSandboxOffset } from '../src/platform/queries/clock.js';
 import { admin, createKey, clientFor, createMerchant, newMerchantClient, useTestService } from './support/service.js';
-
-async function expectCode(promise: Promise<unknown>, code: string, status?: number) {
-  await assert.rejects(promise, (err: unknown) => {
-    assert.ok(err instanceof MerchantWalletError, String(err));
-    assert.equal(err.code, code, `${err.code}: ${err.message}`);
-    if (status) assert.equal(err.status, status);
-    return true;
-  });
-}
+import { expectCode } from './support/expect.js';
 
 /**
  * The four simulators behind their interfaces. Each case gives the money-moving call and the

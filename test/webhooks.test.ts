@@ -36,7 +36,8 @@ import type {
 } from '../src/modules/webhooks/schemas.js';
 import type { DepositAddress } from '../src/modules/merchant-deposit-address/routes.js';
 import type { Withdrawal as WithdrawalSchema } from '../src/modules/withdrawals/routes.js';
-import { all } from './support/fixtures.js';
+import { all, TRON } from './support/fixtures.js';
+import { expectCode } from './support/expect.js';
 
 /*
  * The SDK declares its types itself (a client package does not import the server); the type checker
@@ -59,18 +60,6 @@ export type SdkWebhookTypesMatchServer = [
   Holds<Matches<Static<typeof DepositAddress>, MerchantDepositAddress>>,
   Holds<Matches<Static<typeof WithdrawalSchema>, Withdrawal>>,
 ];
-
-const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
-
-async function expectCode(promise: Promise<unknown>, code: string, status?: number) {
-  await assert.rejects(promise, (err: unknown) => {
-    assert.ok(err instanceof MerchantWalletError, String(err));
-    assert.equal(err.code, code, `${err.code}: ${err.message}`);
-    if (status) assert.equal(err.status, status);
-    return true;
-  });
-  return promise.catch((e: MerchantWalletError) => e);
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

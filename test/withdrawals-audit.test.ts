@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { balanceOf, custodyOf, fundedMember, eventsAbout } from './support/fixtures.js';
+import { balanceOf, custodyOf, fundedMember, eventsAbout, TRON } from './support/fixtures.js';
 import { expectCode } from './support/expect.js';
 import { admin, clientFor, createKey, newMerchantClient, useTestService } from './support/service.js';
 
@@ -12,7 +12,6 @@ import { admin, clientFor, createKey, newMerchantClient, useTestService } from '
  * /v1/withdrawals/{id}/confirm", Errors; extensions.md section 4): the rules the other files
  * (money-flows, step-up, concurrency-audit, webhooks) do not already drive.
  */
-const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 const BTC_ADDR = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
 
 describe('withdrawals: conformance audit', () => {

@@ -8,7 +8,7 @@ import { verifyLedger } from '../src/money/index.js';
 import type { GroupedWrite } from '../src/platform/write-batch.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { payNow } from './support/emv.js';
-import { freshIban } from './support/fixtures.js';
+import { freshIban, TRON } from './support/fixtures.js';
 
 /**
  * Issue 37, point 5: one property over every group-committed route (a command, src/platform/route.ts),
@@ -31,7 +31,6 @@ import { freshIban } from './support/fixtures.js';
 const merchantCount = 3;
 /** A nonexistent object id, the same for both sets. */
 const missing = (prefix: string) => `${prefix}_00000000-0000-4000-8000-000000000000`;
-const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 
 type Op =
   | { kind: 'deposit'; member: string; amount: string; tx: number; asset: string }

@@ -3,12 +3,18 @@ import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../../src/server.js';
 import type { Database } from '../../src/db/schema.js';
+import { assertEntry, type EntryLine } from '../../src/money/index.js';
+import type { FieldSpec } from '../../src/modules/remittance/corridors/contracts.js';
+import { defaultCorridors } from '../../src/db/migrations/016_remittance.js';
 import { admin, newMerchantClient } from './service.js';
 
 /**
  * The small builders test files share: one definition each (issue 38, point 4). The service and
  * its merchant client come from `useTestService()` (support/service.ts).
  */
+
+/** A valid TRON address, the destination of the tests' withdrawals. */
+export const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 
 /** The SEPA corridor's contract: a payee of it, an order on it. */
 export const sepa = {
@@ -231,3 +237,27 @@ export const unknownStatusAlerts = async (service: RunningService, objectId: str
   (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100')).body.data.filter(
     (a: { object_id: string }) => a.object_id === objectId,
   );
+
+/** The ledger's own entry rules applied to `lines` in `asset` (a sandbox entry of a made-up merchant and reference). */
+export const checkedEntry = (asset: string, lines: EntryLine[]) =>
+  assertEntry({
+    environment: 'sandbox',
+    merchantId: 'mch_1',
+    kind: 'k',
+    referenceType: 'r',
+    referenceId: 'x',
+    asset,
+    lines,
+  });
+
+/** Net change of the members' holdings in an entry's lines (credits less debits). */
+export const memberNet = (lines: EntryLine[]) =>
+  lines
+    .filter((l) => l.account.owner === 'member')
+    .reduce((s, l) => s + (l.side === 'credit' ? l.amount : -l.amount), 0n);
+
+/** The payee contract (its fields) of a default corridor, for an individual unless told. */
+export const contractOf = (country: string, clearing: string, entity: 'INDIVIDUAL' | 'COMPANY' = 'INDIVIDUAL') =>
+  defaultCorridors.find((c) => c.country === country && c.clearing_system === clearing)!.contracts[
+    entity
+  ] as unknown as FieldSpec[];

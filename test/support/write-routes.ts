@@ -9,7 +9,7 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../../src/server.js';
 import { admin } from './service.js';
 import { payNow } from './emv.js';
-import { freshIban, payeeAddress, sepa, shipping } from './fixtures.js';
+import { freshIban, payeeAddress, sepa, shipping, TRON } from './fixtures.js';
 
 export interface WriteCall {
   /** The path as sent (ids filled in). */
@@ -26,8 +26,6 @@ export interface PreparedWrite extends WriteCall {
 
 /** Keyed by the route as the OpenAPI document names it: `POST /v1/cards/{id}/topups`. */
 export type WriteCases = Record<string, () => Promise<PreparedWrite>>;
-
-const TRON = 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW';
 
 export function writeCases(
   service: () => RunningService,
