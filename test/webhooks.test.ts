@@ -686,7 +686,8 @@ describe('webhooks', () => {
             alerts.map((a) => [a.kind, a.object_id]),
             [['webhook.endpoint_disabled', ep.id]],
           );
-          // Redelivering a record of a disabled endpoint is refused (it would go straight back to dead with no attempt).
+          // Redelivering a record of a disabled endpoint is refused (it would go straight back to dead with no
+          // attempt).
           const refused = await expectCode(client.webhooks.redeliver(gone!.id), 'state_invalid', 400);
           assert.match(
             (refused as MerchantWalletError).body.message as string,
