@@ -27,6 +27,7 @@ import { cardReferenceType } from './rules.js';
 import { applicationTransition, supplementOpen, type ApplicationEvent } from './state.js';
 import type { CardApplicationRow } from './tables.js';
 import { enqueueVoidIssuedCard } from './void-issued.js';
+import { statusMove } from '../shared/state.js';
 
 /** How long a supplement work order waits for the member's documents (the merchant's clock). */
 export const supplementTtlSeconds = 7 * 24 * 3600;
@@ -89,12 +90,7 @@ export async function decide(
   const now = await ctx.clock.now(trx, { merchantId: app.merchant_id, environment: app.environment });
   // A decision is the issuer's answer: nothing is left to reconcile (and a supplement sent back to review is not
   // re-queried).
-  const set: Record<string, unknown> = {
-    status: verdict.to,
-    status_version: app.status_version + 1,
-    next_check_at: null,
-    updated_at: now,
-  };
+  const set: Record<string, unknown> = { ...statusMove(app, verdict.to, now), next_check_at: null };
   if (event === 'need_docs' || event === 'approved') set.upstream_outcome = 'accepted';
   // The KYC gate again at approval: a member whose level fell below `card_issuing` since applying
   // (a profile update under re-review) gets no card; the application fails and the fee is refunded.
@@ -150,10 +146,8 @@ export async function supplementSubmitted(
   const verdict = applicationTransition(app.status, 'supplement_submitted', supplementOpen(app, now));
   if (verdict.kind !== 'move') throw new ApiError('state_invalid', 'No supplement is pending.');
   const updated = await updateApplication(trx, app.id, {
-    status: verdict.to,
-    status_version: app.status_version + 1,
+    ...statusMove(app, verdict.to, now),
     supplement_status: 'submitted',
-    updated_at: now,
   });
   await emitApplication(trx, updated);
   return updated;

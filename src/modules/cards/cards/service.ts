@@ -24,6 +24,7 @@ import {
 import { sha256Hex } from '../../../platform/ids.js';
 import type { CardRow } from './tables.js';
 import { cardView } from './views.js';
+import { statusMove } from '../shared/state.js';
 
 export const cardErrors = {
   get: ['not_found'],
@@ -184,15 +185,13 @@ export async function finishActivation(
     const now = await ctx.clock.now(trx, call);
     if (outcome.kind === 'activated') {
       const updated = await updateCard(trx, card.id, {
-        status: 'active',
-        status_version: locked.status_version + 1,
+        ...statusMove(locked, 'active', now),
         inventory_status: 'bound',
         activation_failures: 0,
         locked_until: null,
         activated_at: now,
         activation_attempt_ref: null,
         activation_attempt_at: null,
-        updated_at: now,
       });
       await emitCardStatus(trx, updated);
       return { ok: true as const };

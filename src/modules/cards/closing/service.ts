@@ -25,6 +25,7 @@ import { closeOutcomeTransition, closeVerdict, expiryDue } from './state.js';
 import type { CardRow } from '../cards/tables.js';
 import { replacementRetryDelaySeconds } from '../replacements/executor.js';
 import { failPendingTopUps } from '../topups/dispatch.js';
+import { statusMove } from '../shared/state.js';
 
 export const closingErrors = {
   close: ['state_invalid', 'not_found'],
@@ -62,13 +63,11 @@ export async function prepareClose(
   if (verdict.kind === 'replay') return { kind: 'answer', id: card.id, status: verdict.at as 'closing' | 'closed' };
   const now = await ctx.clock.now(trx, caller);
   const updated = await updateCard(trx, card.id, {
-    status: 'closing',
-    status_version: card.status_version + 1,
+    ...statusMove(card, 'closing', now),
     closing_from: card.status as 'unactivated' | 'active',
     close_outcome: 'pending',
     close_checks: 0,
     close_next_check_at: new Date(now.getTime() + closeFirstCheckSeconds * 1000),
-    updated_at: now,
   });
   await emitCardStatus(trx, updated);
   // Nothing more is loaded onto a closing card: top-ups not yet sent to the issuer fail, their freeze back.
@@ -132,12 +131,10 @@ async function applyCloseAnswer(
     const verdict = closeOutcomeTransition(card.status, answer, card.closing_from);
     if (verdict.kind !== 'move') return card;
     const updated = await updateCard(trx, card.id, {
-      status: verdict.to,
-      status_version: card.status_version + 1,
+      ...statusMove(card, verdict.to, now),
       closing_from: null,
       close_outcome: null,
       close_next_check_at: null,
-      updated_at: now,
     });
     if (verdict.to === 'closed')
       await returnCardBalance(trx, updated, { type: cardReferenceTypeOfCard, id: `${card.id}:close` }, now);
@@ -167,11 +164,7 @@ export async function expireCards(ctx: ServiceContext, scope: ClockScope, now: D
       if (!expiryDue({ status: card.status, expMonth: card.exp_month, expYear: card.exp_year }, now)) return;
       const underWay = await replacementUnderWay(trx, id);
       if (underWay) return;
-      const updated = await updateCard(trx, id, {
-        status: 'expired',
-        status_version: card.status_version + 1,
-        updated_at: now,
-      });
+      const updated = await updateCard(trx, id, statusMove(card, 'expired', now));
       await returnCardBalance(trx, updated, { type: cardReferenceTypeOfCard, id: `${id}:expiry` }, now);
       await emitCardStatus(trx, updated);
       await failPendingTopUps(trx, id, 'card_expired');

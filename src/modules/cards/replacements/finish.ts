@@ -22,6 +22,7 @@ import { lockCardById, restoreCardInventory, updateCard } from '../cards/queries
 import { replacementTransition } from './state.js';
 import type { CardReplacementRow } from './tables.js';
 import { cardIdOfReplacement, lockReplacement, updateReplacement } from './queries.js';
+import { statusMove } from '../shared/state.js';
 
 type Trx = Transaction<Database>;
 
@@ -66,11 +67,9 @@ export async function fail(
     await restoreCardInventory(trx, r.card_id, r.inventory_before, now);
   }
   const updated = await updateReplacement(trx, r.id, {
-    status: verdict.to,
-    status_version: r.status_version + 1,
+    ...statusMove(r, verdict.to, now),
     failure_reason: reason,
     completed_at: now,
-    updated_at: now,
     ...(returned === undefined ? {} : { returned_amount: returned }),
   });
   await emitReplacement(trx, updated);
@@ -108,20 +107,13 @@ export async function complete(ctx: ServiceContext, trx: Trx, id: string): Promi
     },
     now,
   );
-  const replaced = await updateCard(trx, old.id, {
-    status: 'replaced',
-    status_version: old.status_version + 1,
-    replaced_by: opened.id,
-    updated_at: now,
-  });
+  const replaced = await updateCard(trx, old.id, { ...statusMove(old, 'replaced', now), replaced_by: opened.id });
   await postReservedFee(trx, r, lifecycleEntryKinds.replacementFeeCharge, feeChargeLines);
   const updated = await updateReplacement(trx, r.id, {
-    status: verdict.to,
-    status_version: r.status_version + 1,
+    ...statusMove(r, verdict.to, now),
     new_card_id: opened.id,
     upstream_outcome: 'none',
     completed_at: now,
-    updated_at: now,
   });
   await emitCardStatus(trx, replaced);
   await emitCardStatus(trx, opened);

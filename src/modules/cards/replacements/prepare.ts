@@ -21,6 +21,7 @@ import { replacementStartProblem, replacementTransition } from './state.js';
 import type { CardReplacementRow } from './tables.js';
 import { cardIdOfReplacement, lockReplacement, updateReplacement } from './queries.js';
 import { fail } from './finish.js';
+import { statusMove } from '../shared/state.js';
 
 type Trx = Transaction<Database>;
 
@@ -107,15 +108,13 @@ export async function prepare(ctx: ServiceContext, trx: Trx, id: string): Promis
   const verdict = replacementTransition(r.status, 'start');
   if (verdict.kind !== 'move') throw new Error(`cards: replacement ${r.id} cannot start from ${r.status}`);
   const updated = await updateReplacement(trx, r.id, {
-    status: verdict.to,
-    status_version: r.status_version + 1,
+    ...statusMove(r, verdict.to, now),
     step: 'prepared',
     fee_asset: feeAsset,
     replacement_fee: feeAsset ? inAsset.get(feeAsset)!.replacement : 0n,
     postage_fee: feeAsset ? inAsset.get(feeAsset)!.postage : 0n,
     returned_amount: returned,
     inventory_before: r.security ? null : card.inventory_status,
-    updated_at: now,
   });
   await emitReplacement(trx, updated);
   return updated;
