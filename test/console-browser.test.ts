@@ -60,6 +60,21 @@ async function newContext(width = 1200): Promise<BrowserContext> {
   return (await browser()).newContext({ viewport: { width, height: 900 }, javaScriptEnabled: false });
 }
 
+/** Runs `run` in a new browser context (`width` px wide), closed afterwards whatever happens. */
+async function inContext(width: number, run: (context: BrowserContext) => Promise<void>): Promise<void>;
+async function inContext(run: (context: BrowserContext) => Promise<void>): Promise<void>;
+async function inContext(
+  first: number | ((context: BrowserContext) => Promise<void>),
+  second?: (context: BrowserContext) => Promise<void>,
+): Promise<void> {
+  const context = await newContext(typeof first === 'number' ? first : undefined);
+  try {
+    await (typeof first === 'number' ? second! : first)(context);
+  } finally {
+    await context.close();
+  }
+}
+
 /** Invite (operator API), set the password on the invite page, sign in: the browser holds a session. */
 async function signIn(
   context: BrowserContext,
@@ -85,8 +100,7 @@ async function signIn(
 }
 
 test('sign-in with a wrong password, then the right one; the overview; the account page; sign-out', async () => {
-  const context = await newContext();
-  try {
+  await inContext(async (context) => {
     const page = await signIn(context, 'owner@kopi.example', 'owner', '01');
     assert.equal(await page.title(), 'Balances · Merchant console');
     assert.equal(await page.getByRole('link', { name: 'Sandbox', exact: true }).getAttribute('aria-current'), 'true');
@@ -107,17 +121,14 @@ test('sign-in with a wrong password, then the right one; the overview; the accou
     await page.getByRole('button', { name: 'Sign in' }).click();
     assert.match(await page.getByRole('alert').innerText(), /e-mail address or the password is not right/);
     await shot(page, '02-sign-in-refused');
-  } finally {
-    await context.close();
-  }
+  });
 });
 
 test(
   'API keys: create a key (secrets once), edit its allow-list with a preview of each line; production scopes ' +
     'wait for approval',
   async () => {
-    const context = await newContext();
-    try {
+    await inContext(async (context) => {
       const page = await signIn(context, 'dev@kopi.example', 'developer');
       await page.getByRole('link', { name: 'API keys' }).click();
       await page.getByLabel('balances:read').check();
@@ -215,9 +226,7 @@ test(
       await page.getByRole('button', { name: /^Yes, rotate / }).click();
       assert.match(await page.locator('.secret').innerText(), /New key/);
       assert.match(await page.locator('main').innerText(), /Rotated from/);
-    } finally {
-      await context.close();
-    }
+    });
   },
 );
 
@@ -362,8 +371,7 @@ test('a viewer sees no change controls and a change it posts anyway is refused',
 });
 
 test('phone width: the navigation wraps above the content, tables scroll in their box', async () => {
-  const context = await newContext(375);
-  try {
+  await inContext(375, async (context) => {
     const page = await signIn(context, 'phone@kopi.example', 'owner', '20-phone');
     for (const [path, name] of [
       ['/keys', 'keys'],
@@ -376,17 +384,14 @@ test('phone width: the navigation wraps above the content, tables scroll in thei
       assert.ok(width <= 375, `${path}: the page is no wider than the phone (${width})`);
       await shot(page, `21-phone-${name}`);
     }
-  } finally {
-    await context.close();
-  }
+  });
 });
 
 test(
   'two-step sign-in with a recovery code: turned on (the codes shown once), signed out, back in with a code ' +
     'instead of the app',
   async () => {
-    const context = await newContext();
-    try {
+    await inContext(async (context) => {
       const page = await signIn(context, 'recovery@kopi.example', 'developer');
       await page.getByRole('link', { name: 'Your account' }).click();
       await page.getByRole('button', { name: 'Set up two-step sign-in' }).click();
@@ -425,8 +430,6 @@ test(
       assert.match(await page.getByRole('alert').innerText(), /recovery code is not right, or was used already/);
       await page.goto(`${service.publicUrl}/console/sandbox`);
       assert.match(page.url(), /\/console\/sign-in$/);
-    } finally {
-      await context.close();
-    }
+    });
   },
 );
