@@ -13,6 +13,23 @@ describe('deposits, balances and withdrawals', () => {
   let service: RunningService;
   useTestService({ merchant: false }, (s) => ({ service } = s));
 
+  /** A USDT deposit address of the merchant's own on `network` (a withdrawal to it is refused). */
+  const ownDepositAddress = (merchantId: string, network: string, address: string) =>
+    service.ctx.db
+      .insertInto('deposit_addresses')
+      .values({
+        id: `dad_${randomUUID()}`,
+        merchant_id: merchantId,
+        environment: 'sandbox',
+        asset: 'USDT',
+        network,
+        address,
+      })
+      .execute();
+  /** An address put on the operator's blacklist (sanctions). */
+  const blacklist = (network: string, address: string) =>
+    admin(service, 'POST', '/admin/v1/address-blacklist', { network, address, reason: 'sanctions' });
+
   it('credits a deposit to the member available balance and the merchant custody in one go', async () => {
     const { client } = await newMerchantClient(service);
     const member = (await client.members.create({ external_member_id: 'dep-1' })) as any;
@@ -132,27 +149,15 @@ describe('deposits, balances and withdrawals', () => {
       }),
       'invalid_request',
     );
-    const ok = (await client.deposits.create({
-      member_id: 'places',
-      asset: 'USDT',
-      amount: '2.500000000',
-      tx_hash: 'c',
-    })) as any;
-    assert.equal(ok.amount, '2.500000');
-    const btc = (await client.deposits.create({
-      member_id: 'places',
-      asset: 'BTC',
-      amount: '0.00000001',
-      tx_hash: 'd',
-    })) as any;
-    assert.equal(btc.amount, '0.00000001');
-    const eth = (await client.deposits.create({
-      member_id: 'places',
-      asset: 'ETH',
-      amount: '123456789.123456789012345678',
-      tx_hash: 'e',
-    })) as any;
-    assert.equal(eth.amount, '123456789.123456789012345678');
+    // Each asset at its own scale: zeros past it are dropped, its smallest unit and its widest amount kept.
+    for (const [asset, amount, stored, tx_hash] of [
+      ['USDT', '2.500000000', '2.500000', 'c'],
+      ['BTC', '0.00000001', '0.00000001', 'd'],
+      ['ETH', '123456789.123456789012345678', '123456789.123456789012345678', 'e'],
+    ]) {
+      const deposit = (await client.deposits.create({ member_id: 'places', asset, amount, tx_hash })) as any;
+      assert.equal(deposit.amount, stored, asset);
+    }
   });
 
   it('refuses an unknown asset or network, and an unknown or suspended member', async () => {
@@ -274,24 +279,10 @@ describe('deposits, balances and withdrawals', () => {
     await expectCode(create('TRON', ETH_ADDR), 'address_not_allowed');
     await expectCode(create('ETHEREUM', TRON), 'address_not_allowed');
     const blocked = 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7';
-    await admin(service, 'POST', '/admin/v1/address-blacklist', {
-      network: 'TRON',
-      address: blocked,
-      reason: 'sanctions',
-    });
+    await blacklist('TRON', blocked);
     await expectCode(create('TRON', blocked), 'address_not_allowed');
     const ours = 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf';
-    await service.ctx.db
-      .insertInto('deposit_addresses')
-      .values({
-        id: `dad_${randomUUID()}`,
-        merchant_id: merchantId,
-        environment: 'sandbox',
-        asset: 'USDT',
-        network: 'TRON',
-        address: ours,
-      })
-      .execute();
+    await ownDepositAddress(merchantId, 'TRON', ours);
     await expectCode(create('TRON', ours), 'address_not_allowed');
     await expectCode(create('BITCOIN', TRON), 'asset_not_allowed');
     const ok = (await create('ETHEREUM', ETH_ADDR)) as any;
@@ -310,25 +301,11 @@ describe('deposits, balances and withdrawals', () => {
           { onBehalfOf: m.external },
         );
       const blocked = '0x8ba1f109551bd432803012645ac136ddd64dba72';
-      await admin(service, 'POST', '/admin/v1/address-blacklist', {
-        network: 'ETHEREUM',
-        address: blocked,
-        reason: 'sanctions',
-      });
+      await blacklist('ETHEREUM', blocked);
       await expectCode(create('0x8ba1f109551bD432803012645Ac136ddd64DBA72'), 'address_not_allowed');
       await expectCode(create(`0x${blocked.slice(2).toUpperCase()}`), 'address_not_allowed');
       const ours = '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed';
-      await service.ctx.db
-        .insertInto('deposit_addresses')
-        .values({
-          id: `dad_${randomUUID()}`,
-          merchant_id: merchantId,
-          environment: 'sandbox',
-          asset: 'USDT',
-          network: 'ETHEREUM',
-          address: ours,
-        })
-        .execute();
+      await ownDepositAddress(merchantId, 'ETHEREUM', ours);
       await expectCode(create('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'), 'address_not_allowed');
       assert.equal((await balanceOf(client, m.external)).available, '100.000000', 'nothing was locked');
       const checksummedBlock = '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359';
