@@ -6,6 +6,7 @@
 export {
   recordEvent,
   recordObjectEvent,
+  rowEnvelope,
   eventRow,
   eventBody,
   type EventInput,

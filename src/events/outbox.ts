@@ -60,24 +60,27 @@ export interface EventSubject {
 }
 
 /**
- * Records `event.type` for an object in the reference's envelope, from the object's row (its id,
- * merchant, environment and status version), in the caller's transaction (`recordEvent`).
+ * The envelope's fields an event takes from its object's row (its merchant, environment, id and
+ * status version). For `recordEvent`'s input: `{ ...rowEnvelope(row), type, object, status, externalMemberId }`.
+ */
+export const rowEnvelope = (row: EventSubject) => ({
+  merchantId: row.merchant_id,
+  environment: row.environment,
+  objectId: row.id,
+  statusVersion: row.status_version,
+});
+
+/**
+ * Records `event.type` for an object from its row (`rowEnvelope`), in the caller's transaction.
+ * `recordEvent(trx, { ...rowEnvelope(row), type, ... })` is the form test/event-types.test.ts
+ * scans for the emitted types; this one hides the type from that scan.
  */
 export function recordObjectEvent(
   trx: Transaction<Database> | Kysely<Database>,
   row: EventSubject,
   event: { type: EventType; object: string; status: string; externalMemberId: string | null },
 ): Promise<string> {
-  return recordEvent(trx, {
-    merchantId: row.merchant_id,
-    environment: row.environment,
-    type: event.type,
-    object: event.object,
-    objectId: row.id,
-    externalMemberId: event.externalMemberId,
-    status: event.status,
-    statusVersion: row.status_version,
-  });
+  return recordEvent(trx, { ...rowEnvelope(row), ...event });
 }
 
 /** An event as its row holds it (the outbox), what `eventBody` renders. */

@@ -7,7 +7,7 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { minorFromDb, qrpayCompleteLines, qrpayFailLines, qrpayRefundLines } from '../../money/index.js';
-import { recordObjectEvent } from '../../events/index.js';
+import { recordEvent, rowEnvelope } from '../../events/index.js';
 import {
   decisionApplier,
   postOrderEntry,
@@ -36,7 +36,13 @@ export const qrpayOrders: OrderStore = {
 /** `qrpay.order.<status>`, in the caller's transaction. */
 async function emit(trx: Transaction<Database>, row: QrOrderRow, status: TerminalStatus): Promise<void> {
   const externalMemberId = await externalIdOf(trx, row);
-  await recordObjectEvent(trx, row, { type: `qrpay.order.${status}`, object: 'qrpay_order', status, externalMemberId });
+  await recordEvent(trx, {
+    ...rowEnvelope(row),
+    type: `qrpay.order.${status}`,
+    object: 'qrpay_order',
+    status,
+    externalMemberId,
+  });
 }
 
 type TerminalStatus = 'completed' | 'failed' | 'refunded';

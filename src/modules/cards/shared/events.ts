@@ -3,7 +3,7 @@
  * (card, application, replacement, top-up, transaction) names its member by the merchant's
  * external id and carries its status version.
  */
-import { recordObjectEvent, type EventSubject, type EventType } from '../../../events/index.js';
+import { recordEvent, rowEnvelope, type EventSubject, type EventType } from '../../../events/index.js';
 import { externalIdOf, type Db } from './queries.js';
 import type { CardReplacementRow } from '../replacements/tables.js';
 import type { CardRow } from '../cards/tables.js';
@@ -19,7 +19,7 @@ export async function emitCardEvent(
   row: CardEventSubject,
   event: { type: EventType; object: string; status: string },
 ): Promise<void> {
-  await recordObjectEvent(trx, row, { ...event, externalMemberId: await externalIdOf(trx, row) });
+  await recordEvent(trx, { ...rowEnvelope(row), ...event, externalMemberId: await externalIdOf(trx, row) });
 }
 
 /** `card.<status>` (card.active, card.closing, card.closed, card.expired, card.replaced, ...). */

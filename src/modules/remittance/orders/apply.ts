@@ -14,7 +14,7 @@ import {
   remitReturnLines,
   type RemitMoney,
 } from '../../../money/index.js';
-import { recordObjectEvent } from '../../../events/index.js';
+import { recordEvent, rowEnvelope } from '../../../events/index.js';
 import {
   decisionApplier,
   postOrderEntry,
@@ -44,7 +44,8 @@ export const remitOrders: OrderStore = {
 export async function emitOrderEvent(trx: Transaction<Database>, row: RemitOrderRow): Promise<void> {
   const status = publicStatus(row.status);
   const externalMemberId = await externalIdOf(trx, row);
-  await recordObjectEvent(trx, row, {
+  await recordEvent(trx, {
+    ...rowEnvelope(row),
     type: `remittance.order.${status}`,
     object: 'remittance_order',
     status,
