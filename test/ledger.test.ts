@@ -138,40 +138,16 @@ test('withdrawal lock, confirm and fail move amount and fee between buckets', as
   const feeBefore = await platformTotal(handle.db, env, 'fee_income', 'USDT');
   const w1 = `wdr_${randomUUID()}`;
   const w2 = `wdr_${randomUUID()}`;
-  await post(
-    entry(
-      entryKinds.withdrawalLock,
-      w1,
-      merchantId,
-      withdrawalLockLines({ memberId, amount: 10_000_000n, fee: 1_000_000n }),
-    ),
-  );
-  await post(
-    entry(
-      entryKinds.withdrawalLock,
-      w2,
-      merchantId,
-      withdrawalLockLines({ memberId, amount: 20_000_000n, fee: 1_000_000n }),
-    ),
-  );
+  const first = { memberId, merchantId, amount: 10_000_000n, fee: 1_000_000n };
+  const second = { memberId, merchantId, amount: 20_000_000n, fee: 1_000_000n };
+  const step = (kind: string, withdrawalId: string, lines: EntryLine[]) =>
+    post(entry(kind, withdrawalId, merchantId, lines));
+  await step(entryKinds.withdrawalLock, w1, withdrawalLockLines(first));
+  await step(entryKinds.withdrawalLock, w2, withdrawalLockLines(second));
   assert.equal(await available(memberId), 68_000_000n);
   assert.equal(await withdrawing(memberId), 32_000_000n);
-  await post(
-    entry(
-      entryKinds.withdrawalConfirm,
-      w1,
-      merchantId,
-      withdrawalConfirmLines({ memberId, merchantId, amount: 10_000_000n, fee: 1_000_000n }),
-    ),
-  );
-  await post(
-    entry(
-      entryKinds.withdrawalFail,
-      w2,
-      merchantId,
-      withdrawalFailLines({ memberId, amount: 20_000_000n, fee: 1_000_000n }),
-    ),
-  );
+  await step(entryKinds.withdrawalConfirm, w1, withdrawalConfirmLines(first));
+  await step(entryKinds.withdrawalFail, w2, withdrawalFailLines(second));
   assert.equal(await available(memberId), 89_000_000n);
   assert.equal(await withdrawing(memberId), 0n);
   // Custody drops by amount plus fee; the fee is the merchant's income, not the platform's.
