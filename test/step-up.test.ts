@@ -330,33 +330,20 @@ describe('step-up on POST /v1/withdrawals', () => {
 
   it('refuses operator thresholds for unknown actions, assets and merchants', async () => {
     const merchantId = await createMerchant(service);
-    const bad = await admin(service, 'PUT', `/admin/v1/merchants/${merchantId}/step-up-thresholds`, {
-      environment: 'sandbox',
-      action: 'card.fly',
-      asset: 'USDT',
-      amount: '1',
-    });
+    const setThreshold = (merchant: string, action: string, asset: string, amount: string) =>
+      admin(service, 'PUT', `/admin/v1/merchants/${merchant}/step-up-thresholds`, {
+        environment: 'sandbox',
+        action,
+        asset,
+        amount,
+      });
+    const bad = await setThreshold(merchantId, 'card.fly', 'USDT', '1');
     assert.equal(bad.body.code, 'invalid_request');
-    const asset = await admin(service, 'PUT', `/admin/v1/merchants/${merchantId}/step-up-thresholds`, {
-      environment: 'sandbox',
-      action: 'withdrawal.create',
-      asset: 'XXX',
-      amount: '1',
-    });
+    const asset = await setThreshold(merchantId, 'withdrawal.create', 'XXX', '1');
     assert.equal(asset.body.code, 'not_found');
-    const places = await admin(service, 'PUT', `/admin/v1/merchants/${merchantId}/step-up-thresholds`, {
-      environment: 'sandbox',
-      action: 'withdrawal.create',
-      asset: 'USDT',
-      amount: '1.0000001',
-    });
+    const places = await setThreshold(merchantId, 'withdrawal.create', 'USDT', '1.0000001');
     assert.equal(places.body.code, 'invalid_request');
-    const nobody = await admin(service, 'PUT', '/admin/v1/merchants/mch_nobody/step-up-thresholds', {
-      environment: 'sandbox',
-      action: 'withdrawal.create',
-      asset: 'USDT',
-      amount: '1',
-    });
+    const nobody = await setThreshold('mch_nobody', 'withdrawal.create', 'USDT', '1');
     assert.equal(nobody.status, 404);
   });
 
