@@ -119,11 +119,6 @@ export async function postponeRuleSetCheck(db: Db, cardId: string, now: Date, ne
     .execute();
 }
 
-/** The member row locked: its CVV unblock calls are counted one by one. */
-export async function lockMember(trx: Db, memberId: string): Promise<void> {
-  await trx.selectFrom('members').select('id').where('id', '=', memberId).forNoKeyUpdate().executeTakeFirst();
-}
-
 /** The member's CVV unblock calls stamped in (`since`, `ahead`], oldest first. */
 export function cvvUnblockCallsBetween(trx: Db, memberId: string, since: Date, ahead: Date) {
   return trx
