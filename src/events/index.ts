@@ -5,7 +5,6 @@
  */
 export {
   recordEvent,
-  recordObjectEvent,
   rowEnvelope,
   eventRow,
   eventBody,

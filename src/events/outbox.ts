@@ -70,19 +70,6 @@ export const rowEnvelope = (row: EventSubject) => ({
   statusVersion: row.status_version,
 });
 
-/**
- * Records `event.type` for an object from its row (`rowEnvelope`), in the caller's transaction.
- * `recordEvent(trx, { ...rowEnvelope(row), type, ... })` is the form test/event-types.test.ts
- * scans for the emitted types; this one hides the type from that scan.
- */
-export function recordObjectEvent(
-  trx: Transaction<Database> | Kysely<Database>,
-  row: EventSubject,
-  event: { type: EventType; object: string; status: string; externalMemberId: string | null },
-): Promise<string> {
-  return recordEvent(trx, { ...rowEnvelope(row), ...event });
-}
-
 /** An event as its row holds it (the outbox), what `eventBody` renders. */
 export interface StoredEvent {
   id: string;

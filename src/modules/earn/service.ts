@@ -23,7 +23,7 @@ import {
   postEntry,
   postEntryOrRefuse,
 } from '../../money/index.js';
-import { recordEvent, recordObjectEvent } from '../../events/index.js';
+import { recordEvent, rowEnvelope } from '../../events/index.js';
 import { getAsset } from '../assets/index.js';
 import { externalMemberIdOf } from '../members/index.js';
 import {
@@ -245,7 +245,8 @@ async function accrueOneDay(trx: Transaction<Database>, id: string, now: Date | 
     kind: earnEntryKinds.mature,
     lines: earnMaturityLines({ memberId: o.member_id, merchantId: o.merchant_id }, principal, accrued),
   });
-  await recordObjectEvent(trx, settled, {
+  await recordEvent(trx, {
+    ...rowEnvelope(settled),
     type: 'earn.order.settled',
     object: 'earn_order',
     status: 'settled',

@@ -17,7 +17,7 @@ import {
   postEntryOrRefuse,
   type EntryInput,
 } from '../../money/index.js';
-import { recordObjectEvent } from '../../events/index.js';
+import { recordEvent, rowEnvelope } from '../../events/index.js';
 import type { RateOutcome } from '../../upstreams/rates/port.js';
 import { getAsset } from '../assets/index.js';
 import { requireStepUp, type StepUpCall, stepUpErrors, stepUpObjectRef } from '../step-up/index.js';
@@ -71,7 +71,8 @@ export interface QuoteBody {
 
 /** The order's event at its status (`exchange.order.<status>`), in the write's transaction. */
 export async function emitOrderEvent(trx: Transaction<Database>, row: ExchangeOrderRow): Promise<void> {
-  await recordObjectEvent(trx, row, {
+  await recordEvent(trx, {
+    ...rowEnvelope(row),
     type: `exchange.order.${row.status}`,
     object: 'exchange_order',
     status: row.status,

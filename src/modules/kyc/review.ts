@@ -6,7 +6,7 @@
 import type { Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
-import { recordObjectEvent } from '../../events/index.js';
+import { recordEvent, rowEnvelope } from '../../events/index.js';
 import { ApiError } from '../../platform/errors.js';
 import {
   lockMember,
@@ -24,7 +24,8 @@ import type { KycReviewSource } from './tables.js';
 
 /** The profile's event at its status (`kyc.profile.<status>`), in the write's transaction. */
 export async function emitStatus(trx: Db, profile: KycProfile, externalMemberId: string): Promise<void> {
-  await recordObjectEvent(trx, profile, {
+  await recordEvent(trx, {
+    ...rowEnvelope(profile),
     type: `kyc.profile.${profile.status}`,
     object: 'kyc_profile',
     status: profile.status,

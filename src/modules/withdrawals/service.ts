@@ -15,7 +15,7 @@ import {
   withdrawalFailLines,
   withdrawalLockLines,
 } from '../../money/index.js';
-import { recordObjectEvent } from '../../events/index.js';
+import { recordEvent, rowEnvelope } from '../../events/index.js';
 import { addressMatches, getAsset, pageAtScale, usableNetwork } from '../assets/index.js';
 import { requireStepUp, type StepUpCall, stepUpErrors, stepUpObjectRef } from '../step-up/index.js';
 import { requireHighValueLevel } from '../kyc/index.js';
@@ -145,7 +145,8 @@ export async function createWithdrawal(
     asset: asset.code,
     lines: withdrawalLockLines({ memberId: caller.memberId, amount, fee: network.withdrawalFee }),
   });
-  await recordObjectEvent(trx, row, {
+  await recordEvent(trx, {
+    ...rowEnvelope(row),
     type: 'withdrawal.locked',
     object: 'withdrawal',
     status: 'locked',
@@ -191,7 +192,8 @@ async function advance(trx: Transaction<Database>, caller: Caller, id: string, a
     lines,
   });
   const member = await memberExternalId(trx, claimed.member_id);
-  await recordObjectEvent(trx, claimed, {
+  await recordEvent(trx, {
+    ...rowEnvelope(claimed),
     type: `withdrawal.${target}`,
     object: 'withdrawal',
     status: target,
