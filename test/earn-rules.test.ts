@@ -13,8 +13,9 @@ import {
   earnRedeemLines as redeemLines,
   earnSubscribeLines as subscribeLines,
   type EntryLine,
+  earnEntryKinds,
 } from '../src/money/index.js';
-import { aprText, dailyInterest, earnEntryKinds, earnReferenceType } from '../src/modules/earn/rules.js';
+import { aprText, dailyInterest, earnReferenceType } from '../src/modules/earn/rules.js';
 import { checkedEntry, memberNet } from './support/fixtures.js';
 
 const holder = { memberId: 'mem_1', merchantId: 'mch_1' };

@@ -14,8 +14,9 @@ import {
   qrpayFreezeLines,
   qrpayRefundLines,
   type EntryLine,
+  qrpayEntryKinds,
 } from '../src/money/index.js';
-import { qrpayEntryKinds, qrpayReferenceType } from '../src/modules/qrpay/rules.js';
+import { qrpayReferenceType } from '../src/modules/qrpay/rules.js';
 
 const merchantId = 'mch_1';
 const memberId = 'mem_1';

@@ -7,18 +7,14 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { CorridorLimits } from '../src/modules/remittance/corridors/rules.js';
-import {
-  limitBreach,
-  priceOrder,
-  remitEntryKinds,
-  remitReferenceType,
-} from '../src/modules/remittance/orders/rules.js';
+import { limitBreach, priceOrder, remitReferenceType } from '../src/modules/remittance/orders/rules.js';
 import { ratioOf } from '../src/money/conversion.js';
 import {
   assertEntry,
   remitCompleteLines,
   remitFailLines,
   remitFreezeLines,
+  remitEntryKinds,
   remitReturnLines,
   type EntryLine,
 } from '../src/money/index.js';

@@ -1,7 +1,7 @@
 /**
  * Earn's pure rules (docs/earn.md): daily interest (rounded down: in the service's favour), the
- * term, and the entry kinds. The posting rules (interest paid from the platform's `earn_interest`
- * account kept for the order's merchant) are src/money/posting-rules/earn.ts.
+ * term, and the entries' reference type. The entry kinds and posting rules (interest paid from the
+ * platform's `earn_interest` account kept for the order's merchant) are src/money/posting-rules/earn.ts.
  */
 export const dayMs = 86_400_000;
 export const daysPerYear = 365n;
@@ -19,10 +19,3 @@ export function aprText(aprBps: number): string {
 }
 
 export const earnReferenceType = 'earn_order';
-export const earnEntryKinds = {
-  subscribe: 'earn.subscribe',
-  redeem: 'earn.redeem',
-  mature: 'earn.mature',
-  /** One per day of a flexible order: `earn.payout.d<day>` (unique by order and day). */
-  payout: (day: number) => `earn.payout.d${day}`,
-} as const;

@@ -22,6 +22,7 @@ import {
   parseAmount,
   postEntry,
   postEntryOrRefuse,
+  earnEntryKinds,
 } from '../../money/index.js';
 import { recordEvent, rowEnvelope } from '../../events/index.js';
 import { getAsset } from '../assets/index.js';
@@ -40,7 +41,7 @@ import {
   scaleOf,
   settleOrder,
 } from './queries.js';
-import { dailyInterest, dayMs, earnEntryKinds, earnReferenceType } from './rules.js';
+import { dailyInterest, dayMs, earnReferenceType } from './rules.js';
 import { orderView, productView, viewOrder, viewPosition } from './views.js';
 import type { Caller, MemberScope, MerchantScope } from '../../platform/caller.js';
 

@@ -9,11 +9,17 @@ import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { conversionBuyLines, conversionSellLines, formatAmount, parseAmount } from '../../money/index.js';
+import {
+  conversionBuyLines,
+  conversionSellLines,
+  formatAmount,
+  parseAmount,
+  conversionEntryKinds,
+} from '../../money/index.js';
 import type { RateOutcome } from '../../upstreams/rates/port.js';
 import { getAsset } from '../assets/index.js';
 import { findDirection, insertConversion, limitsOf } from './queries.js';
-import { conversionEntryKinds, conversionReferenceType, limitBreach } from './rules.js';
+import { conversionReferenceType, limitBreach } from './rules.js';
 import { priceAtDirection, usableMid } from './pricing.js';
 import { sidesOf } from './requests.js';
 import { postSellThenBuy } from './service.js';

@@ -1,7 +1,7 @@
 /**
  * Exchange's pure rules (docs/exchange.md): the price of one execution (spread, fee on the
  * direction's side, every rounding in the service's favour), the amount and daily limits, the
- * entry kinds of a member exchange and of a merchant conversion (their lines:
+ * reference types of a member exchange and of a merchant conversion (their entry kinds and lines:
  * src/money/posting-rules/exchange.ts). No database, no clock.
  */
 import { convert, rateAfterSpread } from '../../money/index.js';
@@ -108,8 +108,6 @@ export const needsStepUp = (amount: bigint, threshold: bigint | null): boolean =
 
 export const exchangeReferenceType = 'exchange_order';
 export const conversionReferenceType = 'merchant_conversion';
-export const exchangeEntryKinds = { sell: 'exchange.sell', buy: 'exchange.buy' } as const;
-export const conversionEntryKinds = { sell: 'conversion.sell', buy: 'conversion.buy' } as const;
 
 /**
  * A quote request as its idempotency record compares it (route access `canonicalBody`): the

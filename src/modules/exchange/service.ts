@@ -16,6 +16,7 @@ import {
   minorFromDb,
   postEntryOrRefuse,
   type EntryInput,
+  exchangeEntryKinds,
 } from '../../money/index.js';
 import { recordEvent, rowEnvelope } from '../../events/index.js';
 import type { RateOutcome } from '../../upstreams/rates/port.js';
@@ -30,7 +31,7 @@ import {
   lockMemberDirection,
   stepUpThresholdOf,
 } from './queries.js';
-import { exchangeEntryKinds, exchangeReferenceType, needsStepUp } from './rules.js';
+import { exchangeReferenceType, needsStepUp } from './rules.js';
 import type { DirectionRow, ExchangeOrderRow } from './tables.js';
 import { checkRestatement, sidesOf, type ExecuteRequest, type QuoteRestatement } from './requests.js';
 import { kycGate, limitGate, priceFresh } from './pricing.js';

@@ -6,7 +6,13 @@
  */
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { minorFromDb, qrpayCompleteLines, qrpayFailLines, qrpayRefundLines } from '../../money/index.js';
+import {
+  minorFromDb,
+  qrpayCompleteLines,
+  qrpayFailLines,
+  qrpayRefundLines,
+  qrpayEntryKinds,
+} from '../../money/index.js';
 import { recordEvent, rowEnvelope } from '../../events/index.js';
 import {
   decisionApplier,
@@ -18,7 +24,7 @@ import {
 } from '../../provider-orders/index.js';
 import { raiseAlert } from '../alerts/index.js';
 import { externalIdOf } from './queries.js';
-import { qrpayEntryKinds, qrpayReferenceType } from './rules.js';
+import { qrpayReferenceType } from './rules.js';
 import { openStatuses, type Decision, type FailureReason } from './state.js';
 import type { QrOrderRow } from './tables.js';
 

@@ -1,10 +1,20 @@
 /**
- * The posting rules of the earn flows (docs/earn.md; the interest maths and the entry kinds are
+ * The entry kinds and posting rules of the earn flows (docs/earn.md; the interest maths is
  * src/modules/earn/rules.ts). Interest is funded from the platform's `earn_interest` account (kept
  * for the order's merchant), so every entry that pays interest names where it came from.
  */
 import { memberAccount, platformAccount } from '../accounts.js';
 import type { EntryLine } from '../posting.js';
+
+// Entry kinds; with (reference type, reference id) each posts once.
+
+export const earnEntryKinds = {
+  subscribe: 'earn.subscribe',
+  redeem: 'earn.redeem',
+  mature: 'earn.mature',
+  /** One per day of a flexible order: `earn.payout.d<day>` (unique by order and day). */
+  payout: (day: number) => `earn.payout.d${day}`,
+} as const;
 
 const interestFund = (merchantId: string) => platformAccount('earn_interest', merchantId);
 

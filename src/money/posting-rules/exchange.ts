@@ -8,6 +8,11 @@ import { memberAccount, merchantAccount, platformAccount } from '../accounts.js'
 import type { EntryLine } from '../posting.js';
 import { memberFeeToMerchant } from '../rules.js';
 
+// Entry kinds; with (reference type, reference id) each posts once.
+
+export const exchangeEntryKinds = { sell: 'exchange.sell', buy: 'exchange.buy' } as const;
+export const conversionEntryKinds = { sell: 'conversion.sell', buy: 'conversion.buy' } as const;
+
 export interface ExecutionMoney {
   memberId: string;
   merchantId: string;

@@ -1,11 +1,20 @@
 /**
- * The posting rules of QR payments (one asset per entry, amounts in minor units; the entry kinds
- * are src/modules/qrpay/rules.ts). The money leaves the platform to the acquirer, so a completed
+ * The entry kinds and posting rules of QR payments (one asset per entry, amounts in minor units;
+ * the reference type is src/modules/qrpay/rules.ts). The money leaves the platform to the acquirer, so a completed
  * payment is credited to the platform's settlement clearing account (what the platform owes the
  * acquirer / has paid out through it), not to the merchant's custody.
  */
 import { memberAccount, platformAccount } from '../accounts.js';
 import type { EntryLine } from '../posting.js';
+
+// Entry kinds; with (reference type, reference id) each posts once.
+
+export const qrpayEntryKinds = {
+  freeze: 'qrpay.freeze',
+  complete: 'qrpay.complete',
+  fail: 'qrpay.fail',
+  refund: 'qrpay.refund',
+} as const;
 
 /** Order created: the debit is frozen (available → frozen). */
 export function qrpayFreezeLines(p: { memberId: string; amount: bigint }): EntryLine[] {

@@ -7,6 +7,15 @@ import { memberAccount, platformAccount } from '../accounts.js';
 import type { EntryLine } from '../posting.js';
 import { memberFeeToMerchant } from '../rules.js';
 
+// Entry kinds; with (reference type, reference id) each posts once.
+
+export const remitEntryKinds = {
+  freeze: 'remittance.freeze',
+  complete: 'remittance.complete',
+  fail: 'remittance.fail',
+  return: 'remittance.return',
+} as const;
+
 export interface RemitMoney {
   memberId: string;
   merchantId: string;

@@ -13,6 +13,7 @@ import {
   remitFailLines,
   remitReturnLines,
   type RemitMoney,
+  remitEntryKinds,
 } from '../../../money/index.js';
 import { recordEvent, rowEnvelope } from '../../../events/index.js';
 import {
@@ -25,7 +26,7 @@ import {
 } from '../../../provider-orders/index.js';
 import { raiseAlert } from '../../alerts/index.js';
 import { externalIdOf, firstReturnCheckSql } from './queries.js';
-import { remitEntryKinds, remitReferenceType } from './rules.js';
+import { remitReferenceType } from './rules.js';
 import { movesFrom, publicStatus, returnCheckOffsetsSeconds, type Decision, type FailureReason } from './state.js';
 import type { RemitOrderRow } from './tables.js';
 

@@ -1,7 +1,7 @@
 /**
  * Remittance orders' pure rules: the order's price (fee on top, FX through the one rate service's
- * helpers), its limits, and the entry kinds (docs/remittance.md; the lines:
- * src/money/posting-rules/remittance.ts). Whether a corridor can serve a
+ * helpers), its limits, and the entries' reference type (docs/remittance.md; the entry kinds and
+ * lines: src/money/posting-rules/remittance.ts). Whether a corridor can serve a
  * payee: corridors/rules.ts. No database, no clock: callers pass what these need.
  */
 import { convert, convertBack, rateAfterSpread } from '../../../money/index.js';
@@ -76,10 +76,3 @@ export function limitBreach(
 // lines are src/money/posting-rules/remittance.ts
 
 export const remitReferenceType = 'remittance_order';
-
-export const remitEntryKinds = {
-  freeze: 'remittance.freeze',
-  complete: 'remittance.complete',
-  fail: 'remittance.fail',
-  return: 'remittance.return',
-} as const;

@@ -11,7 +11,7 @@ import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { type PageParams } from '../../../platform/pagination.js';
 import { keysetPage } from '../../../db/keyset-page.js';
-import { parseAmount, postEntryOrRefuse, remitFreezeLines } from '../../../money/index.js';
+import { parseAmount, postEntryOrRefuse, remitFreezeLines, remitEntryKinds } from '../../../money/index.js';
 import { enqueue } from '../../../jobs/queries.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import type { CallContext } from '../../../upstreams/port.js';
@@ -30,7 +30,7 @@ import {
   scaleOf,
 } from './queries.js';
 import { findActivePayee, payeeIdsOf, type Db, type MemberCaller } from '../payees/queries.js';
-import { limitBreach, priceOrder, remitEntryKinds, remitReferenceType } from './rules.js';
+import { limitBreach, priceOrder, remitReferenceType } from './rules.js';
 import type { PublicStatus } from './state.js';
 import type { RemitOrderRow } from './tables.js';
 import { orderView } from './views.js';
