@@ -5,14 +5,14 @@
  * a refusal puts the card back; expiry by the sandbox clock. The ledger is verified after each
  * money step.
  */
-import { describe, it, before } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
-import { lifecycleHelpers } from './support/card-lifecycle.js';
+import { lifecycleHelpers, ownMerchantLifecycle } from './support/card-lifecycle.js';
 import { cardLifecycleJobHandlers, cardLifecycleTickers } from '../src/modules/cards/shared/workers.js';
 import { RetryLater } from '../src/jobs/types.js';
 import { withUpstream } from './support/fixtures.js';
@@ -23,11 +23,10 @@ useTestService({ config: { simulatorConfirmDelayMs: 0 } }, (s) => ({ service } =
 
 describe('card closing and expiry', () => {
   let client: MerchantWalletClient;
-  let merchantId: string;
-  before(async () => {
-    ({ client, merchantId } = await newMerchantClient(service));
-  });
-  const h = lifecycleHelpers(() => ({ service, client, merchantId }));
+  const h = ownMerchantLifecycle(
+    () => service,
+    (own) => ({ client } = own),
+  );
 
   it(
     'closes an active card: closed once the issuer confirms, the balance back to available then; held amounts ' +
@@ -228,11 +227,10 @@ describe('card closing and expiry', () => {
 
 describe('card lifecycle background work (production paths)', () => {
   let client: MerchantWalletClient;
-  let merchantId: string;
-  before(async () => {
-    ({ client, merchantId } = await newMerchantClient(service));
-  });
-  const h = lifecycleHelpers(() => ({ service, client, merchantId }));
+  const h = ownMerchantLifecycle(
+    () => service,
+    (own) => ({ client } = own),
+  );
 
   it(
     'the job defers until the request is due, then carries it out; the ticker reconciles closing cards on each ' +

@@ -4,11 +4,13 @@
  * (a USD deposit's available moved onto `card:<id>`, as a confirmed top-up would), and balances.
  */
 import assert from 'node:assert/strict';
+import { before } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../../src/server.js';
 import { accountBalance, depositLines, postEntry, verifyLedger } from '../../src/money/index.js';
 import { approvedCard, kycMember } from './fixtures.js';
+import { newMerchantClient } from './service.js';
 
 /** The helpers for the service, client and merchant that `setup` answers when a helper runs (after `before`). */
 export function lifecycleHelpers(
@@ -107,4 +109,20 @@ export function lifecycleHelpers(
         .execute()
     ).length;
   return { member, card, fundCard, hold, available, frozen, onCard, held, ledgerOk, events, entries };
+}
+
+/**
+ * In a describe: a merchant of its own on `service()`, made in `before` and handed to `assign`, and the
+ * lifecycle helpers for it.
+ */
+export function ownMerchantLifecycle(
+  service: () => RunningService,
+  assign: (own: { client: MerchantWalletClient; merchantId: string }) => void,
+) {
+  let own: { client: MerchantWalletClient; merchantId: string };
+  before(async () => {
+    own = await newMerchantClient(service());
+    assign(own);
+  });
+  return lifecycleHelpers(() => ({ service: service(), ...own }));
 }
