@@ -272,6 +272,12 @@ describe('card money and card lifecycle together', () => {
     assert.equal(await h.available(m, 'USDT'), before - minor(t.customer_total));
     return t;
   }
+  /** A card topped up by 100 USDT with a top-up of `amount` left pending; `usdt`: the member's USDT before that one. */
+  async function cardWithPendingTopUp(amount: string) {
+    const { m, card } = await toppedUpCard('100');
+    const usdt = await h.available(m, 'USDT');
+    return { m, card, usdt, pending: await pendingTopUp(m, card.id, amount) };
+  }
   /** The top-up failed with `reason` before reaching the issuer: one release entry, no settlement, no credit,
    * `card.topup.failed`. */
   async function failedBeforeDispatch(m: { external: string }, cardId: string, id: string, reason: string) {
@@ -330,9 +336,7 @@ describe('card money and card lifecycle together', () => {
     'a security replacement: a top-up still pending fails (card_frozen) when the card is frozen, its freeze ' +
       'back once',
     async () => {
-      const { m, card } = await toppedUpCard('100');
-      const usdt = await h.available(m, 'USDT');
-      const pending = await pendingTopUp(m, card.id, '40');
+      const { m, card, usdt, pending } = await cardWithPendingTopUp('40');
       const { id } = await client.cards.requestReplacement(card.id, { reason: 'stolen' }, { onBehalfOf: m.external });
       await client.sandbox.advanceClock(61);
       const r = await client.cards.getReplacement(id);
@@ -381,9 +385,7 @@ describe('card money and card lifecycle together', () => {
     'the dispatch checks the card under its lock: a card that stopped without failing the top-up (a stop that ' +
       'raced its creation) gets no load',
     async () => {
-      const { m, card } = await toppedUpCard('100');
-      const usdt = await h.available(m, 'USDT');
-      const pending = await pendingTopUp(m, card.id, '25');
+      const { m, card, usdt, pending } = await cardWithPendingTopUp('25');
       // The stop committed without seeing this top-up (it was created concurrently): only the dispatch can catch it.
       await service.ctx.db.updateTable('cards').set({ frozen_at: new Date() }).where('id', '=', card.id).execute();
       await drain();
