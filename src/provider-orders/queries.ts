@@ -1,4 +1,5 @@
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import { claimStatusMove } from '../db/status-move.js';
 import type { Database, Db } from '../db/schema.js';
 import { scopeNowSql } from '../platform/queries/clock.js';
 import { openOrderStatuses } from './lifecycle.js';
@@ -31,22 +32,14 @@ export interface Move {
 }
 
 /** The claim of a move: one conditional UPDATE that bumps status_version; the moved row, or undefined. */
-export async function updateMove(trx: Transaction<Database>, table: string, id: string, move: Move) {
-  const store = { table };
-  const claimed = await ordersOf(trx)
-    .updateTable(table)
-    .set((eb) => ({
-      ...move.fields,
-      status: move.to,
-      status_version: eb('status_version', '+', 1),
-      [move.at]: orderNowSql(store),
-      updated_at: orderNowSql(store),
-    }))
-    .where('id', '=', id)
-    .where('status', 'in', [...move.from])
-    .returningAll()
-    .executeTakeFirst();
-  return claimed;
+export function updateMove(trx: Transaction<Database>, table: string, id: string, move: Move) {
+  const now = orderNowSql({ table });
+  return claimStatusMove<LifecycleOrdersTable>(trx, table, id, {
+    from: move.from,
+    to: move.to,
+    at: now,
+    set: { ...move.fields, [move.at]: now },
+  });
 }
 
 /** A processing order suspended (status_version does not move); the row, or undefined when not processing. */

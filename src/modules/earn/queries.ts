@@ -1,5 +1,6 @@
 /** Earn's SQL: products, orders (a member's positions are its orders), and the daily process's reads and moves. */
 import { sql, type Insertable, type Transaction } from 'kysely';
+import { claimStatusMove } from '../../db/status-move.js';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import { earliestDue } from '../../db/earliest-due.js';
 import { inScope, ownedBy } from '../../db/owned-by.js';
@@ -62,20 +63,15 @@ export function insertOrder(trx: Transaction<Database>, values: Insertable<EarnO
 }
 
 /** A flexible order's principal goes back: active → redeemed. */
-export function markRedeemed(trx: Transaction<Database>, id: string, now: Date): Promise<EarnOrderRow> {
-  return trx
-    .updateTable('earn_orders')
-    .set((eb) => ({
-      status: 'redeemed',
-      status_version: eb('status_version', '+', 1),
-      redeemed_at: now,
-      next_accrual_at: null,
-      updated_at: now,
-    }))
-    .where('id', '=', id)
-    .where('status', '=', 'active')
-    .returningAll()
-    .executeTakeFirstOrThrow();
+export async function markRedeemed(trx: Transaction<Database>, id: string, now: Date): Promise<EarnOrderRow> {
+  const row = await claimStatusMove<EarnOrderRow>(trx, 'earn_orders', id, {
+    from: 'active',
+    to: 'redeemed',
+    at: now,
+    set: { redeemed_at: now, next_accrual_at: null },
+  });
+  if (!row) throw new Error(`earn: order ${id} was not active when it was redeemed`);
+  return row;
 }
 
 /** Earliest next accrual of the scope's active orders. */

@@ -1,5 +1,6 @@
 /** Exchange's SQL: directions, orders, the daily totals behind the limits, the expiry claims. */
 import { sql, type Insertable, type Transaction, type Updateable } from 'kysely';
+import { claimStatusMove } from '../../db/status-move.js';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import { earliestDue } from '../../db/earliest-due.js';
 import { inScope, ownedBy } from '../../db/owned-by.js';
@@ -191,19 +192,12 @@ export function completeQuoted(
   now: Date,
   day: string,
 ): Promise<ExchangeOrderRow | undefined> {
-  return trx
-    .updateTable('exchange_orders')
-    .set((eb) => ({
-      status: 'completed',
-      status_version: eb('status_version', '+', 1),
-      executed_at: now,
-      value_day: day,
-      updated_at: now,
-    }))
-    .where('id', '=', id)
-    .where('status', '=', 'quoted')
-    .returningAll()
-    .executeTakeFirst();
+  return claimStatusMove<ExchangeOrderRow>(trx, 'exchange_orders', id, {
+    from: 'quoted',
+    to: 'completed',
+    at: now,
+    set: { executed_at: now, value_day: day },
+  });
 }
 
 export function insertConversion(

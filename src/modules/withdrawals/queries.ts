@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Selectable, type Transaction } from 'kysely';
+import { claimStatusMove } from '../../db/status-move.js';
 import type { Database, Db } from '../../db/schema.js';
 import { ownedBy } from '../../db/owned-by.js';
 import type { WithdrawalStatus, WithdrawalsTable } from './tables.js';
@@ -102,15 +103,9 @@ export function claimMove(
   id: string,
   target: 'settled' | 'failed',
 ): Promise<Row | undefined> {
-  return trx
-    .updateTable('withdrawals')
-    .set((eb) => ({
-      status: target,
-      status_version: eb('status_version', '+', 1),
-      updated_at: scopeNowSql(caller.merchantId, caller.environment),
-    }))
-    .where('id', '=', id)
-    .where('status', '=', 'locked')
-    .returningAll()
-    .executeTakeFirst();
+  return claimStatusMove<Row>(trx, 'withdrawals', id, {
+    from: 'locked',
+    to: target,
+    at: scopeNowSql(caller.merchantId, caller.environment),
+  });
 }
