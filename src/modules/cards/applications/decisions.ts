@@ -27,7 +27,7 @@ import { cardReferenceType } from './rules.js';
 import { applicationTransition, supplementOpen, type ApplicationEvent } from './state.js';
 import type { CardApplicationRow } from './tables.js';
 import { enqueueVoidIssuedCard } from './void-issued.js';
-import { statusMove } from '../shared/state.js';
+import { statusMove } from '../../../db/status-move.js';
 
 /** How long a supplement work order waits for the member's documents (the merchant's clock). */
 export const supplementTtlSeconds = 7 * 24 * 3600;

@@ -24,7 +24,7 @@ import {
 import { sha256Hex } from '../../../platform/ids.js';
 import type { CardRow } from './tables.js';
 import { cardView } from './views.js';
-import { statusMove } from '../shared/state.js';
+import { statusMove } from '../../../db/status-move.js';
 
 export const cardErrors = {
   get: ['not_found'],

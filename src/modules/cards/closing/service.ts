@@ -25,7 +25,7 @@ import { closeOutcomeTransition, closeVerdict, expiryDue } from './state.js';
 import type { CardRow } from '../cards/tables.js';
 import { replacementRetryDelaySeconds } from '../replacements/executor.js';
 import { failPendingTopUps } from '../topups/dispatch.js';
-import { statusMove } from '../shared/state.js';
+import { statusMove } from '../../../db/status-move.js';
 
 export const closingErrors = {
   close: ['state_invalid', 'not_found'],

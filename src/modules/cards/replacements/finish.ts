@@ -22,7 +22,7 @@ import { lockCardById, restoreCardInventory, updateCard } from '../cards/queries
 import { replacementTransition } from './state.js';
 import type { CardReplacementRow } from './tables.js';
 import { cardIdOfReplacement, lockReplacement, updateReplacement } from './queries.js';
-import { statusMove } from '../shared/state.js';
+import { statusMove } from '../../../db/status-move.js';
 
 type Trx = Transaction<Database>;
 

@@ -21,7 +21,7 @@ import { replacementStartProblem, replacementTransition } from './state.js';
 import type { CardReplacementRow } from './tables.js';
 import { cardIdOfReplacement, lockReplacement, updateReplacement } from './queries.js';
 import { fail } from './finish.js';
-import { statusMove } from '../shared/state.js';
+import { statusMove } from '../../../db/status-move.js';
 
 type Trx = Transaction<Database>;
 

@@ -10,14 +10,3 @@ export type Verdict<S> =
   | { kind: 'move'; to: S }
   | { kind: 'replay'; at: S }
   | { kind: 'refuse'; code: 'state_invalid' | 'product_not_available'; reason: string };
-
-/**
- * The columns of a move to `to` (a `move` verdict obeyed): the new status, the next status
- * version (each change of status is one version, what events and webhooks are merged by) and the
- * time of the change. For an update's values: `{ ...statusMove(card, 'expired', now), ... }`.
- */
-export const statusMove = <S extends string>(row: { status_version: number }, to: S, now: Date) => ({
-  status: to,
-  status_version: row.status_version + 1,
-  updated_at: now,
-});
