@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import {
   MerchantWalletError,
@@ -15,7 +15,7 @@ import { fanOutBatch } from '../src/modules/webhooks/fan-out.js';
 import { updateEndpoint } from '../src/modules/webhooks/service.js';
 import { enqueue } from '../src/jobs/queries.js';
 import { postOnce } from '../src/modules/webhooks/http-post.js';
-import { pumpWebhooks, startReceiver, withReceiver } from './support/webhook-receiver.js';
+import { pumpWebhooks, startReceiver, withReceiver, type Receiver } from './support/webhook-receiver.js';
 import { admin, clientFor, createKey, createMerchant, newMerchantClient, useTestService } from './support/service.js';
 import type {
   CreatedWebhookEndpoint,
@@ -89,6 +89,39 @@ describe('webhooks', () => {
       tx_hash: `0x${randomUUID()}`,
     })) as any;
   }
+
+  /**
+   * A merchant's endpoint at `receiver` and the delivery of a deposit's event to it, its first attempt cut as a
+   * claim by a process that then died would leave it: attempt 1 in flight (never finished), the lease until
+   * `leaseUntil`.
+   */
+  async function cutDelivery(receiver: Receiver, member: string, leaseUntil: RawBuilder<Date>) {
+    const { client } = await newMerchantClient(service);
+    const endpoint = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] })) as any;
+    await client.members.create({ external_member_id: member });
+    await deposit(client, member);
+    await service.workers.tick();
+    const [d] = await deliveries(client);
+    await service.ctx.db
+      .updateTable('webhook_deliveries')
+      .set({ attempts: 1, round_attempts: 1, lease_until: leaseUntil })
+      .where('id', '=', d!.id)
+      .execute();
+    await service.ctx.db
+      .insertInto('webhook_delivery_attempts')
+      .values({ delivery_id: d!.id, generation: 0, attempt: 1, finished_at: null })
+      .execute();
+    return { client, endpoint, d: d! };
+  }
+
+  /** The attempts of a delivery, in order, with their outcomes. */
+  const attemptOutcomes = (deliveryId: string) =>
+    service.ctx.db
+      .selectFrom('webhook_delivery_attempts')
+      .select(['attempt', 'outcome'])
+      .where('delivery_id', '=', deliveryId)
+      .orderBy('attempt')
+      .execute();
 
   it('delivers signed events of a withdrawal to a real receiver; the body has ids and status only', async () => {
     await withReceiver(async (receiver) => {
@@ -1169,40 +1202,21 @@ describe('webhooks', () => {
       'abandoned',
     async () => {
       await withReceiver(async (receiver) => {
-        const { client } = await newMerchantClient(service);
-        await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] });
-        await client.members.create({ external_member_id: 'lost' });
-        await deposit(client, 'lost');
-        await service.workers.tick();
-        const [d] = await deliveries(client);
-        const db = service.ctx.db;
         // As a claim by a process that then died would leave it: one attempt in flight under a live lease.
-        await db
-          .updateTable('webhook_deliveries')
-          .set({ attempts: 1, round_attempts: 1, lease_until: sql<Date>`now() + interval '1 hour'` })
-          .where('id', '=', d!.id)
-          .execute();
-        await db
-          .insertInto('webhook_delivery_attempts')
-          .values({ delivery_id: d!.id, generation: 0, attempt: 1, finished_at: null })
-          .execute();
+        const { client, d } = await cutDelivery(receiver, 'lost', sql<Date>`now() + interval '1 hour'`);
+        const db = service.ctx.db;
         await service.workers.jobs.drain();
         assert.equal(receiver.received.length, 0, 'nothing is sent while the lease holds');
         await db
           .updateTable('webhook_deliveries')
           .set({ lease_until: sql<Date>`now() - interval '1 second'` })
-          .where('id', '=', d!.id)
+          .where('id', '=', d.id)
           .execute();
         await service.workers.jobs.drain();
         assert.equal(receiver.received.length, 1);
         const [sent] = await deliveries(client);
         assert.deepEqual([sent!.status, sent!.attempts], ['sent', 2]);
-        const attempts = await db
-          .selectFrom('webhook_delivery_attempts')
-          .select(['attempt', 'outcome'])
-          .where('delivery_id', '=', d!.id)
-          .orderBy('attempt')
-          .execute();
+        const attempts = await attemptOutcomes(d.id);
         assert.deepEqual(attempts, [
           { attempt: 1, outcome: 'abandoned' },
           { attempt: 2, outcome: 'sent' },
@@ -1210,7 +1224,7 @@ describe('webhooks', () => {
         // A job an earlier version queued for the record ends without effect.
         await enqueue(db, {
           kind: 'webhook.deliver',
-          payload: { delivery_id: d!.id, generation: 0 },
+          payload: { delivery_id: d.id, generation: 0 },
           dedupeKey: `old-${randomUUID()}`,
         });
         await service.workers.jobs.drain();
@@ -1228,23 +1242,12 @@ describe('webhooks', () => {
       '(never in flight forever)',
     async () => {
       await withReceiver(async (receiver) => {
-        const { client } = await newMerchantClient(service);
-        const endpoint = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] })) as any;
-        await client.members.create({ external_member_id: 'lost-disabled' });
-        await deposit(client, 'lost-disabled');
-        await service.workers.tick();
-        const [d] = await deliveries(client);
-        const db = service.ctx.db;
         // As a claim by a process that then died would leave it, its lease already over.
-        await db
-          .updateTable('webhook_deliveries')
-          .set({ attempts: 1, round_attempts: 1, lease_until: sql<Date>`now() - interval '1 second'` })
-          .where('id', '=', d!.id)
-          .execute();
-        await db
-          .insertInto('webhook_delivery_attempts')
-          .values({ delivery_id: d!.id, generation: 0, attempt: 1, finished_at: null })
-          .execute();
+        const { client, endpoint, d } = await cutDelivery(
+          receiver,
+          'lost-disabled',
+          sql<Date>`now() - interval '1 second'`,
+        );
         await client.request({
           method: 'PATCH',
           path: `/v1/webhooks/endpoints/${endpoint.id}`,
@@ -1254,12 +1257,7 @@ describe('webhooks', () => {
         assert.equal(receiver.received.length, 0);
         const [dead] = await deliveries(client);
         assert.equal(dead!.status, 'dead');
-        const attempts = await db
-          .selectFrom('webhook_delivery_attempts')
-          .select(['attempt', 'outcome'])
-          .where('delivery_id', '=', d!.id)
-          .orderBy('attempt')
-          .execute();
+        const attempts = await attemptOutcomes(d.id);
         assert.deepEqual(attempts, [{ attempt: 1, outcome: 'abandoned' }]);
       });
     },
