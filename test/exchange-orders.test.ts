@@ -41,6 +41,10 @@ describe('exchange', () => {
   /** Member `m`'s locked quote (through client `c`, the suite's unless named). */
   const lockedQuote = (m: string, from_asset: string, to_asset: string, from_amount: string, c = client) =>
     c.exchange.quote({ from_asset, to_asset, from_amount, lock: true }, { onBehalfOf: m });
+  /** How many journal entries an order (`referenceId`) has posted. */
+  const entryCount = async (referenceId: string) =>
+    (await service.ctx.db.selectFrom('journal_entries').select('id').where('reference_id', '=', referenceId).execute())
+      .length;
   /** A member at KYC level 1 (unless told) holding 1000 USDT. */
   async function member(options: { kyc?: number; usdt?: string; c?: MerchantWalletClient } = {}) {
     const deposits = { USDT: options.usdt ?? '1000' };
@@ -296,12 +300,7 @@ describe('exchange', () => {
       if (r.status === 'rejected') assert.equal((r.reason as MerchantWalletError).code, 'state_invalid');
     assert.equal(await balance(m, 'USDT'), '700.000000');
     assert.equal(await balance(m, 'BTC'), q.to_amount);
-    const n = await service.ctx.db
-      .selectFrom('journal_entries')
-      .select('id')
-      .where('reference_id', '=', q.quote_id!)
-      .execute();
-    assert.equal(n.length, 2);
+    assert.equal(await entryCount(q.quote_id!), 2);
     await expectLedgerClean(service);
   });
 
@@ -326,16 +325,7 @@ describe('exchange', () => {
       events.map((e) => `${e.type}@${e.status_version}`),
       ['exchange.order.quoted@1', 'exchange.order.expired@2'],
     );
-    assert.equal(
-      (
-        await service.ctx.db
-          .selectFrom('journal_entries')
-          .select('id')
-          .where('reference_id', '=', q.quote_id!)
-          .execute()
-      ).length,
-      0,
-    );
+    assert.equal(await entryCount(q.quote_id!), 0);
     await expectLedgerClean(service);
   });
 
@@ -839,16 +829,7 @@ describe('exchange', () => {
       await client.members.suspend(m);
       await expectCode(client.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m }), 'member_not_found', 404);
       assert.equal((await client.exchange.get(q.quote_id!)).status, 'quoted');
-      assert.equal(
-        (
-          await service.ctx.db
-            .selectFrom('journal_entries')
-            .select('id')
-            .where('reference_id', '=', q.quote_id!)
-            .execute()
-        ).length,
-        0,
-      );
+      assert.equal(await entryCount(q.quote_id!), 0);
     },
   );
 
