@@ -9,5 +9,6 @@
 export * from './entries.js';
 export * from './errors.js';
 export * from './lifecycle.js';
+export * from './open-order.js';
 export * from './resolve-by-hand.js';
 export * from './store.js';

@@ -3,7 +3,7 @@ import type { ServiceContext } from '../../service-context.js';
 import type { CallContext, CallOutcome, StatusOutcome } from '../../upstreams/port.js';
 import type { QrCheckOutcome } from '../../upstreams/qrpay/port.js';
 import { withDeadline } from '../../upstreams/deadline.js';
-import { callAgeMs, callInFlight as providerCallInFlight } from '../../provider-orders/index.js';
+import { orderCallInFlight } from '../../provider-orders/index.js';
 import type { QrOrderRow } from './tables.js';
 
 /** How QR pay calls its provider: for whom, under which deadline, and whether a call is still running. */
@@ -28,12 +28,5 @@ export function safely<T extends CallOutcome | StatusOutcome | QrCheckOutcome>(
  * not the merchant's clock: it is about a network call in flight, which an advance does not end.
  */
 export function callInFlight(ctx: ServiceContext, order: QrOrderRow): boolean {
-  return providerCallInFlight(openFacts(ctx, order), ctx.config.upstreamCallTimeoutMs);
+  return orderCallInFlight(ctx, order, order.call_started_at);
 }
-
-/** What the lifecycle's rules read of an open order, its payment call's age in real time. */
-export const openFacts = (ctx: ServiceContext, order: QrOrderRow) => ({
-  status: order.status,
-  upstreamOutcome: order.upstream_outcome,
-  callAgeMs: callAgeMs(order.call_started_at, ctx.clock.real()),
-});

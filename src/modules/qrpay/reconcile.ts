@@ -1,8 +1,8 @@
 /** Reconciliation: open orders re-queried with the provider until their outcome is known. */
 import type { ServiceContext } from '../../service-context.js';
-import { reconcilePass } from '../../provider-orders/index.js';
+import { openOrderFacts, reconcilePass } from '../../provider-orders/index.js';
 import { applyDecision, qrpayOrders } from './apply.js';
-import { callInFlight, callOf, openFacts, safely } from './provider.js';
+import { callInFlight, callOf, safely } from './provider.js';
 import { decideOnQuery, isOpen, type Decision } from './state.js';
 import type { QrOrderRow } from './tables.js';
 
@@ -18,7 +18,7 @@ export const reconcileJobName = 'qrpay.reconcile';
 /** What the provider's answer to a status query, asked now, means for an open order (nothing applied). */
 export async function queryDecision(ctx: ServiceContext, order: QrOrderRow): Promise<Decision> {
   const answer = await safely(ctx, () => ctx.upstreams.qrpay.status(callOf(order), order.id));
-  return decideOnQuery(openFacts(ctx, order), answer, ctx.config.upstreamNotFoundGraceMs);
+  return decideOnQuery(openOrderFacts(ctx, order, order.call_started_at), answer, ctx.config.upstreamNotFoundGraceMs);
 }
 
 /** Re-queries the provider for one open order and applies the answer (exactly once by the claims). */

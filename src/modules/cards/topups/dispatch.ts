@@ -16,13 +16,13 @@ import { withDeadline } from '../../../upstreams/deadline.js';
 import {
   decisionApplier,
   postOrderEntry,
-  callAgeMs,
-  callInFlight as providerCallInFlight,
   claimDispatch,
   claimMove,
   decideOnCallAnswer,
   decideOnQueryAnswer,
   isOpenOrder,
+  openOrderFacts,
+  orderCallInFlight,
   providerFields,
   reconcilePass,
   type LifecycleDecision,
@@ -203,22 +203,20 @@ export async function dispatchTopUp(ctx: ServiceContext, id: string): Promise<Ca
 
 /** Whether the issuer call may still be running (real time: a network call an advance does not end). */
 export function callInFlight(ctx: ServiceContext, row: CardTopupRow): boolean {
-  return providerCallInFlight(openFacts(ctx, row), ctx.config.upstreamCallTimeoutMs);
+  return orderCallInFlight(ctx, row, row.dispatch_started_at);
 }
-
-/** What the lifecycle's rules read of an open top-up, its call's age in real time. */
-const openFacts = (ctx: ServiceContext, row: CardTopupRow) => ({
-  status: row.status,
-  upstreamOutcome: row.upstream_outcome,
-  callAgeMs: callAgeMs(row.dispatch_started_at, ctx.clock.real()),
-});
 
 /** What the issuer's answer to a status query asked now means for an open top-up (nothing applied). */
 export async function queryDecision(ctx: ServiceContext, row: CardTopupRow): Promise<TopUpDecision> {
   const answer: StatusOutcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.card.status(scopeOf(row), row.id),
   );
-  return decideOnQueryAnswer(openFacts(ctx, row), answer, ctx.config.upstreamNotFoundGraceMs, 'reversed');
+  return decideOnQueryAnswer(
+    openOrderFacts(ctx, row, row.dispatch_started_at),
+    answer,
+    ctx.config.upstreamNotFoundGraceMs,
+    'reversed',
+  );
 }
 
 export async function reconcileTopUp(ctx: ServiceContext, row: CardTopupRow): Promise<CardTopupRow> {

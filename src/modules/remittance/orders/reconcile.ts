@@ -2,12 +2,7 @@
  * */
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError } from '../../../platform/errors.js';
-import {
-  callAgeMs,
-  callInFlight as providerCallInFlight,
-  reconcilePass,
-  resolveByHand,
-} from '../../../provider-orders/index.js';
+import { openOrderFacts, orderCallInFlight, reconcilePass, resolveByHand } from '../../../provider-orders/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { applyDecision, remitOrders } from './apply.js';
 import { findOrder } from './queries.js';
@@ -23,23 +18,19 @@ export const reconcileJobName = 'remittance.reconcile';
 
 const callOf = (o: RemitOrderRow) => ({ merchantId: o.merchant_id, environment: o.environment });
 
-/** What the lifecycle's rules read of an open order, its payout call's age in real time. */
-const openFacts = (ctx: ServiceContext, o: RemitOrderRow) => ({
-  status: o.status,
-  upstreamOutcome: o.upstream_outcome,
-  callAgeMs: callAgeMs(o.dispatch_started_at, ctx.clock.real()),
-});
-
 /** Whether the order's payout call may still be running (its deadline has not passed). */
-const callInFlight = (ctx: ServiceContext, o: RemitOrderRow) =>
-  providerCallInFlight(openFacts(ctx, o), ctx.config.upstreamCallTimeoutMs);
+const callInFlight = (ctx: ServiceContext, o: RemitOrderRow) => orderCallInFlight(ctx, o, o.dispatch_started_at);
 
 /** What the provider's answer to a status query, asked now, means for an open order (nothing applied). */
 async function queryDecision(ctx: ServiceContext, order: RemitOrderRow): Promise<Decision> {
   const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.remittance.status(callOf(order), order.id),
   );
-  return decideOnQuery(openFacts(ctx, order), answer, ctx.config.upstreamNotFoundGraceMs);
+  return decideOnQuery(
+    openOrderFacts(ctx, order, order.dispatch_started_at),
+    answer,
+    ctx.config.upstreamNotFoundGraceMs,
+  );
 }
 
 export async function reconcileOrder(ctx: ServiceContext, order: RemitOrderRow): Promise<RemitOrderRow> {
