@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/money/index.js';
-import { balanceOf, fundedMember, eventsAbout, earnSetup } from './support/fixtures.js';
+import { balanceOf, fundedMember, entryKinds, eventsAbout, earnSetup } from './support/fixtures.js';
 import { newMerchantClient, useTestService, postgresOnly, instantUpstreams } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { payNow } from './support/emv.js';
@@ -103,12 +103,7 @@ describe('earn and QR payments: conformance audit', () => {
       await client.sandbox.advanceClock(2 * 86_400);
       await expectCode(client.earn.redeem(term.position_id, { onBehalfOf: m }), 'state_invalid', 400);
       assert.equal((await usdt(client, m)).available, '2003.000000', 'settled once');
-      const entries = await service.ctx.db
-        .selectFrom('journal_entries')
-        .select('kind')
-        .where('reference_id', '=', term.id)
-        .execute();
-      assert.deepEqual(entries.map((e) => e.kind).sort(), ['earn.mature', 'earn.subscribe']);
+      assert.deepEqual(await entryKinds(service, term.id), ['earn.mature', 'earn.subscribe']);
       assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
     },
   );
@@ -175,12 +170,7 @@ describe('earn and QR payments: conformance audit', () => {
       assert.equal(again.headers['x-idempotent-replay'], 'true');
       assert.deepEqual(again.body, first.body);
       assert.equal((await usdt(client, m)).available, '2000.000000');
-      const entries = await service.ctx.db
-        .selectFrom('journal_entries')
-        .select('kind')
-        .where('reference_id', '=', o.id)
-        .execute();
-      assert.deepEqual(entries.map((e) => e.kind).sort(), ['earn.redeem', 'earn.subscribe']);
+      assert.deepEqual(await entryKinds(service, o.id), ['earn.redeem', 'earn.subscribe']);
       await expectCode(client.earn.redeem(o.position_id, { onBehalfOf: m }), 'state_invalid', 400);
     },
   );
@@ -260,10 +250,7 @@ describe('earn and QR payments: conformance audit', () => {
     idempotencyKey: string = randomUUID(),
   ) =>
     client.requestRaw({ method: 'POST', path: '/v1/qrpay/payments', body, onBehalfOf: member, idempotencyKey } as any);
-  const kinds = async (id: string) =>
-    (await service.ctx.db.selectFrom('journal_entries').select('kind').where('reference_id', '=', id).execute())
-      .map((r) => r.kind)
-      .sort();
+  const kinds = (id: string) => entryKinds(service, id);
   const eventsOf = async (id: string) =>
     (await eventsAbout(service, id, ['type', 'status_version', 'external_member_id', 'object'])).map(
       (e) => `${e.type}@${e.status_version}:${e.object}:${e.external_member_id}`,
@@ -483,12 +470,7 @@ describe(
         );
         const o = await client.earn.order(term.id, { onBehalfOf: m });
         assert.deepEqual([o.status, o.status_version, o.interest_paid], ['settled', 2, '3.000000']);
-        const entries = await service.ctx.db
-          .selectFrom('journal_entries')
-          .select('kind')
-          .where('reference_id', '=', term.id)
-          .execute();
-        assert.deepEqual(entries.map((e) => e.kind).sort(), ['earn.mature', 'earn.subscribe']);
+        assert.deepEqual(await entryKinds(service, term.id), ['earn.mature', 'earn.subscribe']);
         const events = await service.ctx.db
           .selectFrom('events')
           .select('id')

@@ -15,7 +15,7 @@ import type {
 } from '@merchant-wallet/sdk';
 import type { Static } from 'typebox';
 import type { DecodedQr, QrPayment, QrScheme } from '../src/modules/qrpay/routes.js';
-import { balanceOf, fundedMember, eventsAbout } from './support/fixtures.js';
+import { balanceOf, entryKinds, fundedMember, eventsAbout } from './support/fixtures.js';
 
 /*
  * The SDK declares its QR pay types itself (a client package does not import the server); the type
@@ -79,15 +79,7 @@ describe('QR payments', () => {
   ) => client.requestRaw({ method: 'POST', path: '/v1/qrpay/payments', body, onBehalfOf: member, idempotencyKey });
   const inject = (client: MerchantWalletClient, upstream: string, behavior: string) =>
     client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream, behavior } });
-  const entriesOf = async (orderId: string) => {
-    const rows = await service.ctx.db
-      .selectFrom('journal_entries')
-      .select('kind')
-      .where('reference_id', '=', orderId)
-      .orderBy('created_at')
-      .execute();
-    return rows.map((r) => r.kind).sort();
-  };
+  const entriesOf = (orderId: string) => entryKinds(service, orderId);
   const eventsOf = async (orderId: string) =>
     (await eventsAbout(service, orderId, ['type', 'status', 'status_version', 'object'])).map(
       (e) => `${e.type}@${e.status_version}`,

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { balanceOf, custodyOf, fundedMember, eventsAbout, TRON } from './support/fixtures.js';
+import { balanceOf, custodyOf, fundedMember, entryKinds, eventsAbout, TRON } from './support/fixtures.js';
 import { expectCode } from './support/expect.js';
 import { admin, clientFor, createKey, newMerchantClient, useTestService } from './support/service.js';
 
@@ -25,10 +25,7 @@ describe('withdrawals: conformance audit', () => {
     ) as Promise<any>;
   const eventsOf = (id: string) =>
     eventsAbout(service, id, ['type', 'object', 'external_member_id', 'status', 'status_version']);
-  const entriesOf = async (id: string) =>
-    (await service.ctx.db.selectFrom('journal_entries').select('kind').where('reference_id', '=', id).execute())
-      .map((e) => e.kind)
-      .sort();
+  const entriesOf = (id: string) => entryKinds(service, id);
 
   it('lists by status: only locked, settled or failed are filters; any other value is invalid_request', async () => {
     const { client } = await newMerchantClient(service);

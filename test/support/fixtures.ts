@@ -114,6 +114,12 @@ export const eventsAbout = <C extends keyof Database['events'] & string>(
   columns: C[],
 ) => service.ctx.db.selectFrom('events').select(columns).where('object_id', '=', objectId).orderBy('seq').execute();
 
+/** The kinds of the journal entries posted for an object (`reference_id`), sorted. */
+export const entryKinds = async (service: RunningService, referenceId: string) =>
+  (await service.ctx.db.selectFrom('journal_entries').select('kind').where('reference_id', '=', referenceId).execute())
+    .map((e) => e.kind)
+    .sort();
+
 /**
  * A new merchant (its client) and a member of it holding `usdt` USDT (external id `<prefix>-…`), with the
  * merchant's earn products: the flexible one and the fixed-term one.
