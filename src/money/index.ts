@@ -37,6 +37,7 @@ export {
 export {
   postEntry,
   postEntryOrRefuse,
+  postRowEntry,
   assertEntry,
   entryLinesMax,
   sqlState,

@@ -157,3 +157,30 @@ export function sqlState(err: unknown): string | undefined {
 export async function postEntryOrRefuse(trx: Transaction<Database>, entry: EntryInput): Promise<{ entryId: string }> {
   return postEntry(trx, entry);
 }
+
+/** A row of the merchant's that an entry is referenced by: an order, a card application, a replacement. */
+export interface EntryReferenceRow {
+  id: string;
+  merchant_id: string;
+  environment: Environment;
+}
+
+/**
+ * Posts an entry referenced by one of the merchant's rows (the caller's kind, asset and lines): the
+ * row's merchant and environment, its id as the reference, so each kind posts once per row.
+ */
+export async function postRowEntry(
+  trx: Transaction<Database>,
+  row: EntryReferenceRow,
+  entry: Pick<EntryInput, 'referenceType' | 'kind' | 'asset' | 'lines'>,
+): Promise<void> {
+  await postEntry(trx, {
+    environment: row.environment,
+    merchantId: row.merchant_id,
+    kind: entry.kind,
+    referenceType: entry.referenceType,
+    referenceId: row.id,
+    asset: entry.asset,
+    lines: entry.lines,
+  });
+}

@@ -1,7 +1,7 @@
 /** An order's ledger entries: the area chooses them, each referenced by the order. */
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { postEntry, type EntryLine } from '../money/index.js';
+import { postRowEntry, type EntryLine } from '../money/index.js';
 import type { LifecycleOrderRow } from './store.js';
 
 /**
@@ -14,13 +14,5 @@ export async function postOrderEntry(
   order: Pick<LifecycleOrderRow, 'id' | 'merchant_id' | 'environment'>,
   entry: { referenceType: string; kind: string; asset: string; lines: EntryLine[] },
 ): Promise<void> {
-  await postEntry(trx, {
-    environment: order.environment,
-    merchantId: order.merchant_id,
-    kind: entry.kind,
-    referenceType: entry.referenceType,
-    referenceId: order.id,
-    asset: entry.asset,
-    lines: entry.lines,
-  });
+  await postRowEntry(trx, order, entry);
 }

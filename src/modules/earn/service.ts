@@ -21,6 +21,7 @@ import {
   minorFromDb,
   parseAmount,
   postEntry,
+  postRowEntry,
   postEntryOrRefuse,
   earnEntryKinds,
 } from '../../money/index.js';
@@ -162,12 +163,9 @@ export async function redeem(ctx: ServiceContext, trx: Transaction<Database>, sc
   }
   while (await accrueOneDay(trx, o.id, now));
   const row = await markRedeemed(trx, o.id, now);
-  await postEntry(trx, {
-    environment: o.environment,
-    merchantId: o.merchant_id,
+  await postRowEntry(trx, o, {
     kind: earnEntryKinds.redeem,
     referenceType: earnReferenceType,
-    referenceId: o.id,
     asset: o.asset,
     lines: earnRedeemLines(o.member_id, minorFromDb(o.amount)),
   });

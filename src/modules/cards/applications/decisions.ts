@@ -10,7 +10,7 @@ import type { ServiceContext } from '../../../service-context.js';
 import { ApiError } from '../../../platform/errors.js';
 import {
   minorFromDb,
-  postEntry,
+  postRowEntry,
   type EntryLine,
   cardEntryKinds,
   feeChargeLines,
@@ -44,12 +44,9 @@ async function postFee(
 ) {
   const fee = minorFromDb(a.fee);
   if (fee === 0n) return;
-  await postEntry(trx, {
-    environment: a.environment,
-    merchantId: a.merchant_id,
+  await postRowEntry(trx, a, {
     kind,
     referenceType: cardReferenceType,
-    referenceId: a.id,
     asset: a.source_asset,
     lines: lines({ memberId: a.member_id, merchantId: a.merchant_id, fee }),
   });

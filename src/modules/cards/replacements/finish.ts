@@ -8,7 +8,7 @@ import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import {
   minorFromDb,
-  postEntry,
+  postRowEntry,
   feeChargeLines,
   feeRefundLines,
   lifecycleEntryKinds,
@@ -35,12 +35,9 @@ async function postReservedFee(
 ): Promise<void> {
   const fee = minorFromDb(r.replacement_fee) + minorFromDb(r.postage_fee);
   if (!r.fee_asset || fee <= 0n) return;
-  await postEntry(trx, {
-    environment: r.environment,
-    merchantId: r.merchant_id,
+  await postRowEntry(trx, r, {
     kind,
     referenceType: replacementReferenceType,
-    referenceId: r.id,
     asset: r.fee_asset,
     lines: lines({ memberId: r.member_id, merchantId: r.merchant_id, fee }),
   });

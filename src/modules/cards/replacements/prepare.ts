@@ -6,7 +6,13 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
-import { accountBalance, minorFromDb, postEntry, feeFreezeLines, lifecycleEntryKinds } from '../../../money/index.js';
+import {
+  accountBalance,
+  minorFromDb,
+  postRowEntry,
+  feeFreezeLines,
+  lifecycleEntryKinds,
+} from '../../../money/index.js';
 import { returnCardBalance } from '../shared/balance-return.js';
 import { emitReplacement } from '../shared/events.js';
 import { scaleOf, scopeOf } from '../shared/queries.js';
@@ -89,12 +95,9 @@ export async function prepare(ctx: ServiceContext, trx: Trx, id: string): Promis
   if (fees.replacement + fees.postage > 0n && !feeAsset)
     return fail(ctx, trx, r, 'insufficient_balance', now, returned);
   if (feeAsset) {
-    await postEntry(trx, {
-      environment: r.environment,
-      merchantId: r.merchant_id,
+    await postRowEntry(trx, r, {
       kind: lifecycleEntryKinds.replacementFeeFreeze,
       referenceType: replacementReferenceType,
-      referenceId: r.id,
       asset: feeAsset,
       lines: feeFreezeLines({ memberId: r.member_id, merchantId: r.merchant_id, fee: total(feeAsset) }),
     });
