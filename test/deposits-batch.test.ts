@@ -29,6 +29,7 @@ import {
 } from '../src/platform/write-batch.js';
 import { createWriteGroup } from '../src/platform/write-group.js';
 import { newMerchantClient, useTestService } from './support/service.js';
+import { freshNonce, groupedWrite } from './support/grouped-write.js';
 
 /**
  * Issue 16, group commit's batch effect (docs/group-commit.md): the deposits of one batch are
@@ -79,37 +80,16 @@ describe('deposits written together', () => {
     effect?: GroupedWrite['effect'],
   ): GroupedWrite {
     const item: DepositPlan = { merchantId, environment: 'sandbox', input };
-    const req = {
-      id: `req_${key}`,
-      auth: { merchantId, environment: 'sandbox' },
-      idempotency: {
-        key,
-        endpoint: 'POST /v1/deposits',
-        requestHash: JSON.stringify(input),
-        settled: false,
-        noStore: false,
-        now: Date.now,
-        // Signed, as every deposit: its nonce is consumed by its batch.
-        nonce: {
-          merchantId,
-          environment: 'sandbox',
-          nonce: randomUUID(),
-          timestampSeconds: Math.floor(Date.now() / 1000),
-          nowMs: Date.now(),
-        },
-      },
-    } as any;
-    return {
-      req,
-      reply: {
-        code() {
-          return this;
-        },
-        serialize: (b: unknown) => JSON.stringify(b),
-      } as any,
+    return groupedWrite({
+      merchantId,
+      key,
+      endpoint: 'POST /v1/deposits',
+      requestHash: JSON.stringify(input),
+      // Signed, as every deposit: its nonce is consumed by its batch.
+      nonce: freshNonce(merchantId),
       effect: effect ?? depositAlone(item),
       batch: { effect: depositBatch, item },
-    };
+    });
   }
 
   it(

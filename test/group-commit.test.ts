@@ -13,6 +13,7 @@ import { mapDomainError } from '../src/api-errors.js';
 import { ApiError } from '../src/platform/errors.js';
 import { newMerchantClient, startTestService } from './support/service.js';
 import { rawRequest } from './support/raw-http.js';
+import { freshNonce, groupedWrite } from './support/grouped-write.js';
 
 /**
  * Issue 16, group commit (docs/group-commit.md): concurrent deposits are written in shared
@@ -223,35 +224,9 @@ describe('group commit', () => {
     async () => {
       const merchantId = (await newMerchantClient(service)).merchantId;
       const key = randomUUID();
-      const nonce = {
-        merchantId,
-        environment: 'sandbox' as const,
-        nonce: randomUUID(),
-        timestampSeconds: Math.floor(Date.now() / 1000),
-        nowMs: Date.now(),
-      };
-      const write = (): GroupedWrite => ({
-        req: {
-          id: `req_${key}`,
-          auth: { merchantId, environment: 'sandbox' },
-          idempotency: {
-            key,
-            endpoint: 'POST /v1/test',
-            requestHash: 'h',
-            settled: false,
-            noStore: false,
-            now: Date.now,
-            nonce,
-          },
-        } as any,
-        reply: {
-          code() {
-            return this;
-          },
-          serialize: (b: unknown) => JSON.stringify(b),
-        } as any,
-        effect: async () => ({ status: 201, body: { key } }),
-      });
+      const nonce = freshNonce(merchantId);
+      const write = () =>
+        groupedWrite({ merchantId, key, nonce, effect: async () => ({ status: 201, body: { key } }) });
       const run = (fallback: boolean) =>
         service.ctx.db.transaction().execute((trx) => runWriteBatch(trx, [write()], { fallback }));
       assert.deepEqual(await run(false), [{ status: 201, body: JSON.stringify({ key }) }]);
@@ -275,30 +250,15 @@ describe('group commit', () => {
     const merchantId = (await newMerchantClient(service)).merchantId;
     const group = createWriteGroup(service.ctx.db, { maxBatch: 10, maxInFlight: 1 });
     const keys = [randomUUID(), randomUUID(), randomUUID()];
-    const write = (key: string, fail: boolean): GroupedWrite => ({
-      req: {
-        id: `req_${key}`,
-        auth: { merchantId, environment: 'sandbox' },
-        idempotency: {
-          key,
-          endpoint: 'POST /v1/test',
-          requestHash: 'h',
-          settled: false,
-          noStore: false,
-          now: Date.now,
+    const write = (key: string, fail: boolean) =>
+      groupedWrite({
+        merchantId,
+        key,
+        effect: async (trx) => {
+          if (fail) await sql`SELECT * FROM no_such_table`.execute(trx);
+          return { status: 201, body: { key } };
         },
-      } as any,
-      reply: {
-        code() {
-          return this;
-        },
-        serialize: (b: unknown) => JSON.stringify(b),
-      } as any,
-      effect: async (trx) => {
-        if (fail) await sql`SELECT * FROM no_such_table`.execute(trx);
-        return { status: 201, body: { key } };
-      },
-    });
+      });
     const outcomes = await Promise.all(
       keys.map((k, i) => group.submit('', `${merchantId}|sandbox`, write(k, i === 1))),
     );
@@ -328,32 +288,17 @@ describe('group commit', () => {
     });
     const group = createWriteGroup(db, { maxBatch: 10, maxInFlight: 1 });
     let runs = 0;
-    const write = (key: string, refuse: boolean): GroupedWrite => ({
-      req: {
-        id: `req_${key}`,
-        auth: { merchantId, environment: 'sandbox' },
-        idempotency: {
-          key,
-          endpoint: 'POST /v1/test',
-          requestHash: 'h',
-          settled: false,
-          noStore: false,
-          now: Date.now,
+    const write = (key: string, refuse: boolean) =>
+      groupedWrite({
+        merchantId,
+        key,
+        effect: async (trx) => {
+          runs++;
+          await sql`INSERT INTO gc_lone_probe (key) VALUES (${key})`.execute(trx);
+          if (refuse) throw new ApiError('insufficient_balance');
+          return { status: 201, body: { key } };
         },
-      } as any,
-      reply: {
-        code() {
-          return this;
-        },
-        serialize: (b: unknown) => JSON.stringify(b),
-      } as any,
-      effect: async (trx) => {
-        runs++;
-        await sql`INSERT INTO gc_lone_probe (key) VALUES (${key})`.execute(trx);
-        if (refuse) throw new ApiError('insufficient_balance');
-        return { status: 201, body: { key } };
-      },
-    });
+      });
     const savepoints = () => sent.filter((s) => /^\s*(SAVEPOINT|ROLLBACK TO SAVEPOINT)/.test(s)).length;
 
     const accepted = randomUUID();
@@ -432,30 +377,16 @@ describe('group commit', () => {
       await isHeld;
       // One batch: a's deposit locks custody, b's then needs b's account.
       const group = createWriteGroup(service.ctx.db, { maxBatch: 10, maxInFlight: 1 });
-      const write = (memberId: string): GroupedWrite => ({
-        req: {
-          id: `req_${memberId}`,
-          auth: { merchantId, environment: 'sandbox' },
-          idempotency: {
-            key: randomUUID(),
-            endpoint: 'POST /v1/test',
-            requestHash: 'h',
-            settled: false,
-            noStore: false,
-            now: Date.now,
+      const write = (memberId: string) =>
+        groupedWrite({
+          merchantId,
+          key: randomUUID(),
+          requestId: `req_${memberId}`,
+          effect: async (trx) => {
+            await deposit(trx, memberId);
+            return { status: 201, body: { memberId } };
           },
-        } as any,
-        reply: {
-          code() {
-            return this;
-          },
-          serialize: (x: unknown) => JSON.stringify(x),
-        } as any,
-        effect: async (trx) => {
-          await deposit(trx, memberId);
-          return { status: 201, body: { memberId } };
-        },
-      });
+        });
       const batch = Promise.all([
         group.submit('', `${merchantId}|sandbox`, write(a.id)),
         group.submit('', `${merchantId}|sandbox`, write(b.id)),
@@ -499,37 +430,17 @@ describe('group commit', () => {
         txHash = `0x${randomUUID()}`,
       ): GroupedWrite => {
         const input = { ...depositBody(member, txHash), amount: '2' };
-        return {
-          req: {
-            id: `req_${key}`,
-            auth: { merchantId, environment: 'sandbox' },
-            idempotency: {
-              key,
-              endpoint: 'POST /v1/deposits',
-              requestHash: JSON.stringify(input),
-              settled: false,
-              noStore: false,
-              now: Date.now,
-              nonce: {
-                merchantId,
-                environment: 'sandbox',
-                nonce,
-                timestampSeconds: Math.floor(Date.now() / 1000),
-                nowMs: Date.now(),
-              },
-            },
-          } as any,
-          reply: {
-            code() {
-              return this;
-            },
-            serialize: (b: unknown) => JSON.stringify(b),
-          } as any,
+        return groupedWrite({
+          merchantId,
+          key,
+          endpoint: 'POST /v1/deposits',
+          requestHash: JSON.stringify(input),
+          nonce: freshNonce(merchantId, nonce),
           effect: async () => {
             throw new Error('run through the batch effect');
           },
           batch: { effect: depositBatch, item: { merchantId, environment: 'sandbox', input } satisfies DepositPlan },
-        };
+        });
       };
       const answerOf = (o: Awaited<ReturnType<ReturnType<typeof createWriteGroup>['submit']>>) =>
         'stored' in o
