@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { MerchantWalletError } from '@merchant-wallet/sdk';
+import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { expectCode } from './support/expect.js';
 import { admin, clientFor, createKey, createMerchant, newMerchantClient, useTestService } from './support/service.js';
@@ -26,6 +26,12 @@ describe('deposits, balances and withdrawals', () => {
         address,
       })
       .execute();
+  /** A withdrawal of `amount` USDT on TRON by member `m` (its record). */
+  const withdraw = async (client: MerchantWalletClient, m: { external: string }, amount: string) =>
+    (await client.withdrawals.create(
+      { asset: 'USDT', network: 'TRON', address: TRON, amount },
+      { onBehalfOf: m.external },
+    )) as any;
   /** An address put on the operator's blacklist (sanctions). */
   const blacklist = (network: string, address: string) =>
     admin(service, 'POST', '/admin/v1/address-blacklist', { network, address, reason: 'sanctions' });
@@ -242,10 +248,7 @@ describe('deposits, balances and withdrawals', () => {
   it('creates a withdrawal: amount plus the catalogue fee move from available to withdrawing', async () => {
     const { client } = await newMerchantClient(service);
     const m = await fundedMember(client, '100');
-    const w = (await client.withdrawals.create(
-      { asset: 'USDT', network: 'TRON', address: TRON, amount: '40' },
-      { onBehalfOf: m.external },
-    )) as any;
+    const w = await withdraw(client, m, '40');
     assert.match(w.id, /^wdr_/);
     assert.equal(w.status, 'locked');
     assert.equal(w.amount, '40.000000');
@@ -254,18 +257,8 @@ describe('deposits, balances and withdrawals', () => {
     assert.equal(bal.available, '59.000000');
     assert.equal(bal.withdrawing, '41.000000');
     assert.equal(bal.total, '100.000000');
-    await expectCode(
-      client.withdrawals.create(
-        { asset: 'USDT', network: 'TRON', address: TRON, amount: '59' },
-        { onBehalfOf: m.external },
-      ),
-      'insufficient_balance',
-      400,
-    );
-    const max = (await client.withdrawals.create(
-      { asset: 'USDT', network: 'TRON', address: TRON, amount: '58' },
-      { onBehalfOf: m.external },
-    )) as any;
+    await expectCode(withdraw(client, m, '59'), 'insufficient_balance', 400);
+    const max = await withdraw(client, m, '58');
     assert.equal(max.status, 'locked');
     assert.equal((await balanceOf(client, m.external)).available, '0.000000');
   });
@@ -339,10 +332,7 @@ describe('deposits, balances and withdrawals', () => {
   it('confirms once: custody shrinks by amount plus fee, withdrawing is cleared, a repeat replays', async () => {
     const { client } = await newMerchantClient(service);
     const m = await fundedMember(client, '100');
-    const w = (await client.withdrawals.create(
-      { asset: 'USDT', network: 'TRON', address: TRON, amount: '40' },
-      { onBehalfOf: m.external },
-    )) as any;
+    const w = await withdraw(client, m, '40');
     const confirmed = await client.withdrawals.confirm(w.id.replace(/^wdr_/, ''));
     assert.deepEqual(confirmed, { id: w.id, status: 'settled', replayed: false });
     const bal = await balanceOf(client, m.external);
@@ -361,10 +351,7 @@ describe('deposits, balances and withdrawals', () => {
   it('fails a locked withdrawal back to available; a repeat answers 200; confirm is then refused', async () => {
     const { client } = await newMerchantClient(service);
     const m = await fundedMember(client, '10');
-    const w = (await client.withdrawals.create(
-      { asset: 'USDT', network: 'TRON', address: TRON, amount: '5' },
-      { onBehalfOf: m.external },
-    )) as any;
+    const w = await withdraw(client, m, '5');
     const failed = (await client.withdrawals.fail(w.id)) as any;
     assert.equal(failed.status, 'failed');
     assert.equal((await balanceOf(client, m.external)).available, '10.000000');
@@ -377,10 +364,7 @@ describe('deposits, balances and withdrawals', () => {
   it('refuses a confirm that would make custody negative', async () => {
     const { client, merchantId } = await newMerchantClient(service);
     const m = await fundedMember(client, '100');
-    const w = (await client.withdrawals.create(
-      { asset: 'USDT', network: 'TRON', address: TRON, amount: '50' },
-      { onBehalfOf: m.external },
-    )) as any;
+    const w = await withdraw(client, m, '50');
     const adj = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/custody-adjustments`, {
       environment: 'sandbox',
       asset: 'USDT',
@@ -400,10 +384,7 @@ describe('deposits, balances and withdrawals', () => {
     const other = await newMerchantClient(service);
     const a = await fundedMember(client, '100.000000');
     const b = await fundedMember(client, '100.000000');
-    const w = (await client.withdrawals.create(
-      { asset: 'USDT', network: 'TRON', address: TRON, amount: '1' },
-      { onBehalfOf: a.external },
-    )) as any;
+    const w = await withdraw(client, a, '1');
     await expectCode(client.withdrawals.get(w.id, { onBehalfOf: b.external }), 'not_found', 404);
     await expectCode(other.client.withdrawals.get(w.id), 'not_found', 404);
     await expectCode(other.client.withdrawals.confirm(w.id), 'not_found', 404);
@@ -413,15 +394,7 @@ describe('deposits, balances and withdrawals', () => {
     const { client } = await newMerchantClient(service);
     const m = await fundedMember(client, '1000');
     const ids: string[] = [];
-    for (let i = 0; i < 7; i++)
-      ids.push(
-        (
-          (await client.withdrawals.create(
-            { asset: 'USDT', network: 'TRON', address: TRON, amount: '1' },
-            { onBehalfOf: m.external },
-          )) as any
-        ).id,
-      );
+    for (let i = 0; i < 7; i++) ids.push((await withdraw(client, m, '1')).id);
     const page1 = await client.request<any>({
       method: 'GET',
       path: '/v1/withdrawals',
@@ -435,10 +408,7 @@ describe('deposits, balances and withdrawals', () => {
       ids.slice(-3).reverse(),
     );
     // A new withdrawal after the first page must not shift the following pages.
-    await client.withdrawals.create(
-      { asset: 'USDT', network: 'TRON', address: TRON, amount: '1' },
-      { onBehalfOf: m.external },
-    );
+    await withdraw(client, m, '1');
     const page2 = await client.request<any>({
       method: 'GET',
       path: '/v1/withdrawals',
@@ -488,14 +458,7 @@ describe('deposits, balances and withdrawals', () => {
   it('lets 50 parallel withdrawals that exceed the balance post exactly the accepted ones', async () => {
     const { client } = await newMerchantClient(service);
     const m = await fundedMember(client, '100');
-    const results = await Promise.allSettled(
-      Array.from({ length: 50 }, () =>
-        client.withdrawals.create(
-          { asset: 'USDT', network: 'TRON', address: TRON, amount: '4' },
-          { onBehalfOf: m.external },
-        ),
-      ),
-    );
+    const results = await Promise.allSettled(Array.from({ length: 50 }, () => withdraw(client, m, '4')));
     const accepted = results.filter((r) => r.status === 'fulfilled').length;
     for (const r of results)
       if (r.status === 'rejected') assert.equal((r.reason as MerchantWalletError).code, 'insufficient_balance');
@@ -510,10 +473,7 @@ describe('deposits, balances and withdrawals', () => {
   it('posts 20 parallel confirms of one withdrawal once', async () => {
     const { client } = await newMerchantClient(service);
     const m = await fundedMember(client, '100');
-    const w = (await client.withdrawals.create(
-      { asset: 'USDT', network: 'TRON', address: TRON, amount: '30' },
-      { onBehalfOf: m.external },
-    )) as any;
+    const w = await withdraw(client, m, '30');
     const results = (await Promise.all(Array.from({ length: 20 }, () => client.withdrawals.confirm(w.id)))) as any[];
     assert.equal(results.filter((r) => r.replayed === false).length, 1);
     assert.equal(results.filter((r) => r.replayed === true).length, 19);
