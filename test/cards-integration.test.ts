@@ -296,6 +296,25 @@ describe('card money and card lifecycle together', () => {
     assert.equal((await topUpRow(id)).dispatch_started_at, null, 'never sent to the issuer');
   }
 
+  /**
+   * The pending top-up failed with `reason` before dispatch and its freeze came back: the member's USDT at `usdt`,
+   * nothing frozen; its dispatch job, run afterwards, releases nothing more.
+   */
+  async function freezeBackOnce(
+    m: { external: string; id: string },
+    cardId: string,
+    id: string,
+    reason: string,
+    usdt: bigint,
+  ) {
+    await failedBeforeDispatch(m, cardId, id, reason);
+    assert.equal(await h.available(m, 'USDT'), usdt);
+    assert.equal(await h.frozen(m, 'USDT'), 0n);
+    await drain();
+    assert.equal(await h.entries('card.topup_fail', id), 1);
+    await h.ledgerOk();
+  }
+
   it(
     'closing: a top-up still pending fails (card_closing), its freeze back once; one already sent keeps going ' +
       'and its late confirmation lands on available',
@@ -372,12 +391,7 @@ describe('card money and card lifecycle together', () => {
       );
       await client.sandbox.advanceClock(61);
       assert.equal((await client.cards.getReplacement(id)).status, 'completed');
-      await failedBeforeDispatch(m, card.id, pending.id, 'card_replacing');
-      assert.equal(await h.available(m, 'USDT'), usdt);
-      assert.equal(await h.frozen(m, 'USDT'), 0n);
-      await drain();
-      assert.equal(await h.entries('card.topup_fail', pending.id), 1);
-      await h.ledgerOk();
+      await freezeBackOnce(m, card.id, pending.id, 'card_replacing', usdt);
     },
   );
 
@@ -409,11 +423,7 @@ describe('card money and card lifecycle together', () => {
     const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
     await client.sandbox.advanceClock(Math.ceil((next - now.getTime()) / 1000) + 60);
     assert.equal((await client.cards.get(card.id, { onBehalfOf: m.external })).status, 'expired');
-    await failedBeforeDispatch(m, card.id, pending.id, 'card_expired');
-    assert.equal(await h.available(m, 'USDT'), usdt);
-    await drain();
-    assert.equal(await h.entries('card.topup_fail', pending.id), 1);
-    await h.ledgerOk();
+    await freezeBackOnce(m, card.id, pending.id, 'card_expired', usdt);
   });
 
   it(
