@@ -38,6 +38,7 @@ export {
   postEntry,
   postEntryOrRefuse,
   postRowEntry,
+  rowReference,
   assertEntry,
   entryLinesMax,
   sqlState,

@@ -166,20 +166,26 @@ export interface EntryReferenceRow {
 }
 
 /**
- * Posts an entry referenced by one of the merchant's rows (the caller's kind, asset and lines): the
- * row's merchant and environment, its id as the reference, so each kind posts once per row.
+ * The merchant, environment and reference of an entry referenced by one of the merchant's rows:
+ * its id is the reference, so each kind posts once per row. For an entry's values:
+ * `{ ...rowReference(order, 'exchange_order'), kind, asset, lines }`.
  */
+export const rowReference = (row: EntryReferenceRow, referenceType: string) => ({
+  environment: row.environment,
+  merchantId: row.merchant_id,
+  referenceType,
+  referenceId: row.id,
+});
+
+/** Posts an entry referenced by one of the merchant's rows (`rowReference`), of the caller's kind, asset and lines. */
 export async function postRowEntry(
   trx: Transaction<Database>,
   row: EntryReferenceRow,
   entry: Pick<EntryInput, 'referenceType' | 'kind' | 'asset' | 'lines'>,
 ): Promise<void> {
   await postEntry(trx, {
-    environment: row.environment,
-    merchantId: row.merchant_id,
+    ...rowReference(row, entry.referenceType),
     kind: entry.kind,
-    referenceType: entry.referenceType,
-    referenceId: row.id,
     asset: entry.asset,
     lines: entry.lines,
   });

@@ -22,6 +22,7 @@ import {
   parseAmount,
   postEntry,
   postRowEntry,
+  rowReference,
   postEntryOrRefuse,
   earnEntryKinds,
 } from '../../money/index.js';
@@ -190,13 +191,7 @@ async function accrueOneDay(trx: Transaction<Database>, id: string, now: Date | 
   const dueAt = new Date(o.next_accrual_at);
   const nextAt = new Date(dueAt.getTime() + dayMs);
   const externalMemberId = await externalMemberIdOf(trx, o.member_id);
-  const base = {
-    environment: o.environment,
-    merchantId: o.merchant_id,
-    referenceType: earnReferenceType,
-    referenceId: o.id,
-    asset: o.asset,
-  };
+  const base = { ...rowReference(o, earnReferenceType), asset: o.asset };
   if (o.type === 'flexible') {
     await recordDay(trx, o.id, {
       days_accrued: day,

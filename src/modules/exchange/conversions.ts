@@ -15,6 +15,7 @@ import {
   formatAmount,
   parseAmount,
   conversionEntryKinds,
+  rowReference,
 } from '../../money/index.js';
 import type { RateOutcome } from '../../upstreams/rates/port.js';
 import { getAsset } from '../assets/index.js';
@@ -99,15 +100,9 @@ export async function createConversion(
     fee: price.fee,
     feeSide: price.feeSide,
   };
-  const base = {
-    environment: scope.environment,
-    merchantId: scope.merchantId,
-    referenceType: conversionReferenceType,
-    referenceId: row.id,
-  };
   await postSellThenBuy(
     trx,
-    base,
+    rowReference(row, conversionReferenceType),
     { kind: conversionEntryKinds.sell, asset: sides.from, lines: conversionSellLines(money) },
     { kind: conversionEntryKinds.buy, asset: sides.to, lines: conversionBuyLines(money) },
   );

@@ -15,6 +15,7 @@ import {
   exchangeSellLines,
   minorFromDb,
   postEntryOrRefuse,
+  rowReference,
   type EntryInput,
   exchangeEntryKinds,
 } from '../../money/index.js';
@@ -162,15 +163,9 @@ async function post(trx: Transaction<Database>, row: ExchangeOrderRow): Promise<
     fee: minorFromDb(row.fee_amount),
     feeSide: row.fee_asset === row.from_asset ? ('from' as const) : ('to' as const),
   };
-  const base = {
-    environment: row.environment,
-    merchantId: row.merchant_id,
-    referenceType: exchangeReferenceType,
-    referenceId: row.id,
-  };
   await postSellThenBuy(
     trx,
-    base,
+    rowReference(row, exchangeReferenceType),
     { kind: exchangeEntryKinds.sell, asset: row.from_asset, lines: exchangeSellLines(money) },
     { kind: exchangeEntryKinds.buy, asset: row.to_asset, lines: exchangeBuyLines(money) },
   );
