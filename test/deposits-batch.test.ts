@@ -68,6 +68,22 @@ describe('deposits written together', () => {
       }
     };
 
+  /** The object ids of the merchant's events of `type`, in the order they were written. */
+  const eventObjectIds = async (merchantId: string, type: string) =>
+    (
+      await service.ctx.db
+        .selectFrom('events')
+        .select('object_id')
+        .where('merchant_id', '=', merchantId)
+        .where('type', '=', type)
+        .orderBy('seq')
+        .execute()
+    ).map((e) => e.object_id);
+  /** How many journal entries the merchant has. */
+  const entryCount = async (merchantId: string) =>
+    (await service.ctx.db.selectFrom('journal_entries').select('id').where('merchant_id', '=', merchantId).execute())
+      .length;
+
   /** Submitted as executeGroupedWrite does with the default partitioning (`none`): one partition, the merchant as order
    * key. */
   const submit = (group: WriteGroup, w: GroupedWrite) =>
@@ -625,27 +641,8 @@ describe('deposits written together', () => {
         accountBalance(service.ctx.db, 'sandbox', { owner: 'member', memberId: m.id, bucket }, 'USDT');
       assert.equal(await balance('available'), 45n);
       assert.equal(await balance('withdrawing'), 60n);
-      const events = await service.ctx.db
-        .selectFrom('events')
-        .select('object_id')
-        .where('merchant_id', '=', merchantId)
-        .where('type', '=', 'test.posted')
-        .execute();
-      assert.deepEqual(
-        events.map((e) => e.object_id),
-        ['x1'],
-        'a refused entry records no event',
-      );
-      assert.equal(
-        (
-          await service.ctx.db
-            .selectFrom('journal_entries')
-            .select('id')
-            .where('merchant_id', '=', merchantId)
-            .execute()
-        ).length,
-        3,
-      );
+      assert.deepEqual(await eventObjectIds(merchantId, 'test.posted'), ['x1'], 'a refused entry records no event');
+      assert.equal(await entryCount(merchantId), 3);
       assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
     },
   );
@@ -707,28 +704,12 @@ describe('deposits written together', () => {
         ),
         91n,
       );
-      const events = await service.ctx.db
-        .selectFrom('events')
-        .select('object_id')
-        .where('merchant_id', '=', merchantId)
-        .where('type', '=', 'test.added')
-        .orderBy('seq')
-        .execute();
       assert.deepEqual(
-        events.map((e) => e.object_id),
+        await eventObjectIds(merchantId, 'test.added'),
         ['a1', 'a3', 'a5'],
         'a refused entry records no event',
       );
-      assert.equal(
-        (
-          await service.ctx.db
-            .selectFrom('journal_entries')
-            .select('id')
-            .where('merchant_id', '=', merchantId)
-            .execute()
-        ).length,
-        4,
-      );
+      assert.equal(await entryCount(merchantId), 4);
       assert.deepEqual((await verifyLedger(service.ctx.db)).problems, []);
     },
   );
