@@ -14,6 +14,7 @@ import { deliveryStatuses } from '../src/modules/webhooks/service.js';
 import { hoistNamedSchemas, SchemaNameConflict } from '../src/platform/openapi-schemas.js';
 import { serversFor } from '../src/platform/openapi.js';
 import { useTestService } from './support/service.js';
+import { webhookBodyFields, webhookDataFields } from './support/webhook-receiver.js';
 
 /**
  * The document is checked against the routes actually registered, whatever they are: each new
@@ -547,21 +548,8 @@ describe('GET /v1/openapi.json', () => {
       assert.match(op.description, new RegExp(`${defaultWebhookRetryScheduleMs.length + 1} attempts in all`));
       assert.ok(op.responses['2XX'] && op.responses['410'] && op.responses.default);
       const envelope = doc.components.schemas.WebhookEvent;
-      assert.deepEqual([...envelope.required].sort(), [
-        'created_at',
-        'data',
-        'event_id',
-        'event_type',
-        'livemode',
-        'merchant_id',
-      ]);
-      assert.deepEqual([...envelope.properties.data.required].sort(), [
-        'external_member_id',
-        'id',
-        'object',
-        'status',
-        'status_version',
-      ]);
+      assert.deepEqual([...envelope.required].sort(), webhookBodyFields);
+      assert.deepEqual([...envelope.properties.data.required].sort(), webhookDataFields);
       assert.deepEqual(envelope.properties.event_type.enum, eventTypes);
       const variants: Json[] = op.requestBody.content['application/json'].schema.oneOf.map((v: Json) => deref(doc, v));
       assert.equal(

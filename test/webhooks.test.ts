@@ -15,7 +15,14 @@ import { fanOutBatch } from '../src/modules/webhooks/fan-out.js';
 import { updateEndpoint } from '../src/modules/webhooks/service.js';
 import { enqueue } from '../src/jobs/queries.js';
 import { postOnce } from '../src/modules/webhooks/http-post.js';
-import { pumpWebhooks, startReceiver, withReceiver, type Receiver } from './support/webhook-receiver.js';
+import {
+  pumpWebhooks,
+  startReceiver,
+  withReceiver,
+  webhookBodyFields,
+  webhookDataFields,
+  type Receiver,
+} from './support/webhook-receiver.js';
 import { admin, clientFor, createKey, createMerchant, newMerchantClient, useTestService } from './support/service.js';
 import type {
   CreatedWebhookEndpoint,
@@ -171,21 +178,8 @@ describe('webhooks', () => {
         assert.ok(Math.abs(Number(r.headers['webhook-timestamp']) - Date.now() / 1000) < 60);
         const b = JSON.parse(r.body);
         assert.equal(r.headers['webhook-id'], b.event_id);
-        assert.deepEqual(Object.keys(b).sort(), [
-          'created_at',
-          'data',
-          'event_id',
-          'event_type',
-          'livemode',
-          'merchant_id',
-        ]);
-        assert.deepEqual(Object.keys(b.data).sort(), [
-          'external_member_id',
-          'id',
-          'object',
-          'status',
-          'status_version',
-        ]);
+        assert.deepEqual(Object.keys(b).sort(), webhookBodyFields);
+        assert.deepEqual(Object.keys(b.data).sort(), webhookDataFields);
         assert.match(b.event_id, /^evt_/);
         assert.equal(b.merchant_id, merchantId);
         assert.equal(b.livemode, false);
@@ -281,24 +275,11 @@ describe('webhooks', () => {
           ],
         );
         for (const b of bodies) {
-          assert.deepEqual(Object.keys(b).sort(), [
-            'created_at',
-            'data',
-            'event_id',
-            'event_type',
-            'livemode',
-            'merchant_id',
-          ]);
+          assert.deepEqual(Object.keys(b).sort(), webhookBodyFields);
           assert.match(b.event_id, /^evt_/);
           assert.match(b.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
           assert.deepEqual([b.merchant_id, b.livemode], [merchantId, false]);
-          assert.deepEqual(Object.keys(b.data).sort(), [
-            'external_member_id',
-            'id',
-            'object',
-            'status',
-            'status_version',
-          ]);
+          assert.deepEqual(Object.keys(b.data).sort(), webhookDataFields);
           assert.deepEqual(
             [b.data.object, b.data.id, b.data.external_member_id],
             ['kyc_profile', approved.id, 'wh-kyc'],

@@ -6,6 +6,11 @@ export interface Received {
   path: string;
 }
 
+/** The fields of a webhook's body, sorted (docs/webhooks.md): ids and status only. */
+export const webhookBodyFields = ['created_at', 'data', 'event_id', 'event_type', 'livemode', 'merchant_id'];
+/** The fields of a webhook body's `data`, sorted. */
+export const webhookDataFields = ['external_member_id', 'id', 'object', 'status', 'status_version'];
+
 /**
  * What the receiver does with one request: a status (answered with body `ok`), or a function that
  * answers itself (a redirect with its Location, or no answer at all to make the sender time out).
