@@ -1,15 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { MerchantWalletClient } from '@merchant-wallet/sdk';
 import { openDatabase } from '../src/db/connection.js';
 import { verifyLedger } from '../src/money/index.js';
-import { seedEmbeddedDataDir, testDatabaseOptions } from './support/database.js';
-import { spawnService, type ServiceProcess, adminPost, processClient } from './support/process.js';
+import { testDatabaseOptions } from './support/database.js';
+import { spawnService, type ServiceProcess, adminPost, ownServiceDatabase, processClient } from './support/process.js';
 
 /**
  * Issue 16, and issue 37 (batches across merchants): the service killed with SIGKILL while
@@ -26,18 +23,10 @@ describe('group commit across a crash of the service', () => {
     'loses no acknowledged write and doubles none, for any merchant, after SIGKILL and restart',
     { timeout: 240_000 },
     async () => {
-      const testDatabaseUrl = process.env.TEST_DATABASE_URL ?? '';
-      const onPostgres = /^postgres(ql)?:\/\//.test(testDatabaseUrl);
-      const dataDir = mkdtempSync(join(tmpdir(), 'mwa-gccrash-'));
-      if (!onPostgres) await seedEmbeddedDataDir(dataDir);
-      const adminToken = `adm_${randomUUID()}`;
-      const env = {
-        DATA_DIR: dataDir,
-        DATABASE_URL: onPostgres ? testDatabaseUrl : '',
-        ADMIN_TOKEN: adminToken,
+      const { dataDir, adminToken, env } = await ownServiceDatabase('gccrash', {
         WORKERS: 'off',
         RATE_LIMIT_SCALE: '1000',
-      };
+      });
       let svc: ServiceProcess | undefined = await spawnService(env);
       try {
         const adminCall = (path: string, body: unknown) => adminPost(svc!, adminToken, path, body);

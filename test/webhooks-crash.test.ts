@@ -1,16 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { verifyWebhookSignature } from '@merchant-wallet/sdk';
 import { openDatabase } from '../src/db/connection.js';
 import { verifyLedger } from '../src/money/index.js';
-import { seedEmbeddedDataDir, testDatabaseOptions } from './support/database.js';
-import { spawnService, type ServiceProcess, adminPost, processClient } from './support/process.js';
+import { testDatabaseOptions } from './support/database.js';
+import { spawnService, type ServiceProcess, adminPost, ownServiceDatabase, processClient } from './support/process.js';
 
 /**
  * The real service as a process, killed with SIGKILL while deliveries and jobs are in flight, then
@@ -18,8 +15,6 @@ import { spawnService, type ServiceProcess, adminPost, processClient } from './s
  * twice, each event has one record per endpoint, and the ledger is what it was before the kill.
  */
 
-const testDatabaseUrl = process.env.TEST_DATABASE_URL ?? '';
-const onPostgres = /^postgres(ql)?:\/\//.test(testDatabaseUrl);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
@@ -53,19 +48,12 @@ describe('webhook delivery across a crash of the service', () => {
       await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
       const receiverPort = (receiver.address() as { port: number }).port;
 
-      const dataDir = mkdtempSync(join(tmpdir(), 'mwa-whcrash-'));
-      // The test is not about a first start: the embedded database starts migrated (no initdb).
-      if (!onPostgres) await seedEmbeddedDataDir(dataDir);
-      const adminToken = `adm_${randomUUID()}`;
-      const env = {
-        DATA_DIR: dataDir,
-        DATABASE_URL: onPostgres ? testDatabaseUrl : '',
-        ADMIN_TOKEN: adminToken,
+      const { dataDir, adminToken, env } = await ownServiceDatabase('whcrash', {
         JOB_POLL_INTERVAL_MS: '50',
         JOB_LEASE_SECONDS: '4',
         WEBHOOK_DELIVERY_TIMEOUT_MS: '2000',
         WEBHOOK_RETRY_SCHEDULE_MS: '500,500,500,500,500,500,500,500,500,500',
-      };
+      });
       let svc: ServiceProcess | undefined;
       try {
         // The events are made with the workers off; the next start finds all 30 due at once and

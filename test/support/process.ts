@@ -1,9 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { bundleForTests, bundledPath, newBuildDir, testNodeFlags } from '../../scripts/test-build.mjs';
 import { MerchantWalletClient } from '@merchant-wallet/sdk';
 import { rawRequest } from './raw-http.js';
+import { seedEmbeddedDataDir } from './database.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -99,3 +104,24 @@ export const processClient = (p: ServiceProcess, key: ProcessKey) =>
     signingKey: key.signing_key,
     maxAttempts: 1,
   });
+
+/**
+ * A database of its own for service processes that a test kills and restarts: the test database
+ * (TEST_DATABASE_URL) on PostgreSQL, else an embedded one in a new data directory (`mwa-<name>-…`),
+ * started migrated (the test is not about a first start); a new admin token. `env`: the processes'
+ * environment, with `extra`.
+ */
+export async function ownServiceDatabase(name: string, extra: Record<string, string>) {
+  const testDatabaseUrl = process.env.TEST_DATABASE_URL ?? '';
+  const onPostgres = /^postgres(ql)?:\/\//.test(testDatabaseUrl);
+  const dataDir = mkdtempSync(join(tmpdir(), `mwa-${name}-`));
+  if (!onPostgres) await seedEmbeddedDataDir(dataDir);
+  const adminToken = `adm_${randomUUID()}`;
+  const env = {
+    DATA_DIR: dataDir,
+    DATABASE_URL: onPostgres ? testDatabaseUrl : '',
+    ADMIN_TOKEN: adminToken,
+    ...extra,
+  };
+  return { dataDir, adminToken, env };
+}
