@@ -14,3 +14,17 @@ export async function earliestDue(
   const row = await query.select(sql<Date | null>`min(${at})`.as('due')).executeTakeFirst();
   return row?.due ? new Date(row.due) : null;
 }
+
+/**
+ * A timed process's `runDue` batch: the rows `query` selects whose `due` (a column) has come at
+ * `now`, the earliest first, at most `limit`; the pair of `earliestDue` on the same query.
+ */
+export function dueFirst<QB extends SelectQueryBuilder<Database, any, any>>(
+  query: QB,
+  due: string,
+  now: Date,
+  limit: number,
+): QB {
+  const at = sql.ref(due);
+  return query.where(at, '<=', now).orderBy(at).limit(limit) as QB;
+}

@@ -1,6 +1,6 @@
 import type { Insertable, Updateable } from 'kysely';
 import { resolveMember } from '../../members/index.js';
-import { earliestDue } from '../../../db/earliest-due.js';
+import { dueFirst, earliestDue } from '../../../db/earliest-due.js';
 import { ownedBy, inScope } from '../../../db/owned-by.js';
 import type { ClockScope } from '../../../platform/clock.js';
 import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
@@ -71,12 +71,7 @@ export async function nextApplicationCheck(db: Db, scope: ClockScope): Promise<D
 
 /** The scope's open applications whose check is due, the longest waiting first. */
 export function dueApplicationChecks(db: Db, scope: ClockScope, now: Date, limit: number) {
-  return openApplications(db, scope)
-    .selectAll()
-    .where('next_check_at', '<=', now)
-    .orderBy('next_check_at')
-    .limit(limit)
-    .execute();
+  return dueFirst(openApplications(db, scope).selectAll(), 'next_check_at', now, limit).execute();
 }
 
 /** A failed check is tried again at `next` (unless another run moved it already). */
@@ -104,10 +99,5 @@ export async function nextSupplementExpiry(db: Db, scope: ClockScope): Promise<D
 
 /** The scope's pending supplements expired at `now`, the earliest first. */
 export function expiredSupplementIds(db: Db, scope: ClockScope, now: Date, limit: number) {
-  return pendingSupplements(db, scope)
-    .select('id')
-    .where('supplement_expires_at', '<=', now)
-    .orderBy('supplement_expires_at')
-    .limit(limit)
-    .execute();
+  return dueFirst(pendingSupplements(db, scope).select('id'), 'supplement_expires_at', now, limit).execute();
 }

@@ -1,6 +1,6 @@
 /** Reads and writes of closing and expiry: the closing cards to reconcile, the cards past their expiry month. */
 import { sql } from 'kysely';
-import { earliestDue } from '../../../db/earliest-due.js';
+import { dueFirst, earliestDue } from '../../../db/earliest-due.js';
 import { inScope } from '../../../db/owned-by.js';
 import type { ClockScope } from '../../../platform/clock.js';
 import type { Db } from '../shared/queries.js';
@@ -16,12 +16,7 @@ export async function nextClosingCheck(db: Db, scope: ClockScope): Promise<Date 
 
 /** The scope's closing cards whose check is due, the longest waiting first. */
 export function dueClosingCardIds(db: Db, scope: ClockScope, now: Date, limit: number) {
-  return closingCards(db, scope)
-    .select('id')
-    .where('close_next_check_at', '<=', now)
-    .orderBy('close_next_check_at')
-    .limit(limit)
-    .execute();
+  return dueFirst(closingCards(db, scope).select('id'), 'close_next_check_at', now, limit).execute();
 }
 
 /** Claims one due check by pushing the card's next check out to `leaseUntil` (undefined: another run has it). */

@@ -1,6 +1,6 @@
 /** Reads and writes of card replacements (the request, its reads, the executor's steps and lease). */
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
-import { earliestDue } from '../../../db/earliest-due.js';
+import { dueFirst, earliestDue } from '../../../db/earliest-due.js';
 import { ownedBy, inScope } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
 import type { ClockScope } from '../../../platform/clock.js';
@@ -109,12 +109,7 @@ export async function nextReplacementRun(db: Kysely<Database>, scope: ClockScope
 }
 
 export function dueReplacementIds(db: Kysely<Database>, scope: ClockScope, now: Date, limit: number) {
-  return dueReplacements(db, scope)
-    .select('id')
-    .where('next_run_at', '<=', now)
-    .orderBy('next_run_at')
-    .limit(limit)
-    .execute();
+  return dueFirst(dueReplacements(db, scope).select('id'), 'next_run_at', now, limit).execute();
 }
 
 /** A replacement of the card `processing` (it ends the card itself: no expiry meanwhile). */

@@ -1,6 +1,6 @@
 /** Reads and writes of card transactions (authorisations and the network's follow-ups, hold expiry). */
 import type { Insertable, Transaction, Updateable } from 'kysely';
-import { earliestDue } from '../../../db/earliest-due.js';
+import { dueFirst, earliestDue } from '../../../db/earliest-due.js';
 import { ownedBy, inScope } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
 import type { ClockScope } from '../../../platform/clock.js';
@@ -113,10 +113,5 @@ export async function nextAuthorizationExpiry(db: Db, scope: ClockScope): Promis
 
 /** The scope's open authorisations expired at `now`, the earliest first. */
 export function expiredAuthorizations(db: Db, scope: ClockScope, now: Date, limit: number) {
-  return openAuthorizations(db, scope)
-    .select(['id', 'card_id'])
-    .where('expires_at', '<=', now)
-    .orderBy('expires_at')
-    .limit(limit)
-    .execute();
+  return dueFirst(openAuthorizations(db, scope).select(['id', 'card_id']), 'expires_at', now, limit).execute();
 }
