@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { newMerchantClient, useTestService } from './support/service.js';
+import { sepaPayee } from './support/fixtures.js';
 
 const days = 86_400;
 const near = (at: string, clock: string, what: string) =>
@@ -37,25 +38,7 @@ describe('sandbox clock: dates a merchant sees', () => {
     const { client } = await ahead();
     const external = `pd-${randomUUID().slice(0, 8)}`;
     await client.members.create({ external_member_id: external });
-    const payee = (await client.remittance.createPayee(
-      {
-        country_code: 'DE',
-        currency: 'EUR',
-        payment_method: 'LOCAL',
-        clearing_system: 'SEPA',
-        entity_type: 'INDIVIDUAL',
-        fields: {
-          first_name: 'Anna',
-          last_name: 'Müller',
-          'bank_details.iban': 'DE89 3704 0044 0532 0130 00',
-          'address.country': 'DE',
-          'address.city': 'Berlin',
-          'address.street_address': 'Unter den Linden 1',
-          'address.postal_code': '10117',
-        },
-      } as any,
-      { onBehalfOf: external },
-    )) as any;
+    const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: external });
     const got = await client.request<any>({
       method: 'GET',
       path: `/v1/remit/payees/${payee.id}`,

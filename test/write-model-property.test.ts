@@ -8,7 +8,7 @@ import { verifyLedger } from '../src/money/index.js';
 import type { GroupedWrite } from '../src/platform/write-batch.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { payNow } from './support/emv.js';
-import { freshIban, TRON } from './support/fixtures.js';
+import { sepaPayee, TRON } from './support/fixtures.js';
 
 /**
  * Issue 37, point 5: one property over every group-committed route (a command, src/platform/route.ts),
@@ -226,25 +226,7 @@ describe('one write model: any mix of batched writes answers as each write alone
             assert.equal(res.status, 201);
           }
         }
-        const payee = await client.remittance.createPayee(
-          {
-            country_code: 'DE',
-            currency: 'EUR',
-            payment_method: 'LOCAL',
-            clearing_system: 'SEPA',
-            entity_type: 'INDIVIDUAL',
-            fields: {
-              first_name: 'Anna',
-              last_name: 'Muller',
-              'bank_details.iban': freshIban(),
-              'address.country': 'DE',
-              'address.city': 'Berlin',
-              'address.street_address': 'Unter den Linden 1',
-              'address.postal_code': '10117',
-            },
-          },
-          { onBehalfOf: 'pa' },
-        );
+        const payee = await client.remittance.createPayee(sepaPayee('Anna', 'Muller'), { onBehalfOf: 'pa' });
         // A virtual card (its opening fee, 5 USDT, leaves pa 25).
         const virtual = (await client.cards.products()).find((p) => p.form_factor === 'virtual')!;
         const application = await client.cards.apply(
