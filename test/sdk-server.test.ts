@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { MerchantWalletClient, MerchantWalletError } from '@merchant-wallet/sdk';
+import { MerchantWalletError } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { baseUrlFor, createKey, createMerchant, type Credentials, useTestService } from './support/service.js';
+import { clientFor, createKey, createMerchant, type Credentials, useTestService } from './support/service.js';
 import { payNow } from './support/emv.js';
 
 /** The SDK's own behaviour against the real server (retries, waits, token renewal). */
@@ -26,12 +26,7 @@ describe('SDK against the real server', () => {
   };
 
   function sdk(creds: Credentials, sleeps: number[], onSleep?: () => Promise<void>) {
-    return new MerchantWalletClient({
-      baseUrl: baseUrlFor(service, creds.environment),
-      connectHost: '127.0.0.1',
-      clientId: creds.clientId,
-      apiKey: creds.apiKey,
-      signingKey: creds.signingKey,
+    return clientFor(service, creds, {
       maxAttempts: 4,
       sleep: async (ms) => {
         sleeps.push(ms);
