@@ -12,7 +12,15 @@ import type { RunningService } from '../src/server.js';
 import { dueTimedScopes } from '../src/modules/cards/queries.js';
 import { admin, useTestService, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
-import { approvedCard, cardProducts, expiryOf, kycMember, shipping, withUpstream } from './support/fixtures.js';
+import {
+  adjustCustody,
+  approvedCard,
+  cardProducts,
+  expiryOf,
+  kycMember,
+  shipping,
+  withUpstream,
+} from './support/fixtures.js';
 
 describe('cards', () => {
   let service: RunningService;
@@ -536,14 +544,8 @@ describe('cards', () => {
       const app = await apply(m);
       // The merchant settles every USDT it holds with the platform (its members' coins now held there).
       const custodyOf = async () => (await client.merchant.balances()).find((b) => b.asset === 'USDT')!.custody;
-      const adjust = (direction: string, amount: string) =>
-        admin(service, 'POST', `/admin/v1/merchants/${merchantId}/custody-adjustments`, {
-          environment: 'sandbox',
-          asset: 'USDT',
-          amount,
-          direction,
-          reason: 'settled with the platform',
-        });
+      const adjust = (direction: 'increase' | 'decrease', amount: string) =>
+        adjustCustody(service, merchantId, direction, amount, 'settled with the platform');
       const held = await custodyOf();
       assert.equal((await adjust('decrease', held)).status, 201);
       try {

@@ -14,7 +14,7 @@ import {
 import { up as migration010 } from '../src/db/migrations/010_merchant_fees_and_deposit_reads.js';
 import { postAsBeforeSplit } from './support/legacy-ledger.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
-import { balanceOf, custodyOf, fundedMember, TRON } from './support/fixtures.js';
+import { adjustCustody, balanceOf, custodyOf, fundedMember, TRON } from './support/fixtures.js';
 
 /**
  * Issue 9, point 5: a confirmation reduces custody by amount plus fee (the reference), the fee
@@ -100,13 +100,7 @@ describe('custody over HTTP and in ledger:verify', () => {
       { onBehalfOf: m.external },
     );
     // Custody 50 → 45.5: covers the amount (45), not amount plus fee (46).
-    const adj = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/custody-adjustments`, {
-      environment: 'sandbox',
-      asset: 'USDT',
-      amount: '4.5',
-      direction: 'decrease',
-      reason: 'chain fee paid from custody',
-    });
+    const adj = await adjustCustody(service, merchantId, 'decrease', '4.5', 'chain fee paid from custody');
     assert.equal(adj.status, 201);
     // The adjustment is kept with the operator's reason, and its journal entry names it.
     assert.match(adj.body.id, /^cad_/);
@@ -136,14 +130,8 @@ describe('custody over HTTP and in ledger:verify', () => {
   it('keeps the invariant through custody adjustments and prepaid credits (the settlement term)', async () => {
     const { client, merchantId } = await newMerchantClient(service);
     await fundedMember(client, '80');
-    const adjust = (direction: string, amount: string) =>
-      admin(service, 'POST', `/admin/v1/merchants/${merchantId}/custody-adjustments`, {
-        environment: 'sandbox',
-        asset: 'USDT',
-        amount,
-        direction,
-        reason: 'reconciliation',
-      });
+    const adjust = (direction: 'increase' | 'decrease', amount: string) =>
+      adjustCustody(service, merchantId, direction, amount, 'reconciliation');
     assert.equal((await adjust('decrease', '30')).status, 201);
     assert.equal((await adjust('increase', '5')).status, 201);
     assert.equal((await custodyOf(client)).custody, '55.000000');

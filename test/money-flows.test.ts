@@ -5,7 +5,7 @@ import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet
 import type { RunningService } from '../src/server.js';
 import { expectCode } from './support/expect.js';
 import { admin, clientFor, createKey, createMerchant, newMerchantClient, useTestService } from './support/service.js';
-import { balanceOf, custodyOf, fundedMember, TRON } from './support/fixtures.js';
+import { adjustCustody, balanceOf, custodyOf, fundedMember, TRON } from './support/fixtures.js';
 
 const ETH_ADDR = '0x52908400098527886E0F7030069857D2E4169EE7';
 
@@ -365,13 +365,7 @@ describe('deposits, balances and withdrawals', () => {
     const { client, merchantId } = await newMerchantClient(service);
     const m = await fundedMember(client, '100');
     const w = await withdraw(client, m, '50');
-    const adj = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/custody-adjustments`, {
-      environment: 'sandbox',
-      asset: 'USDT',
-      amount: '80',
-      direction: 'decrease',
-      reason: 'moved off platform',
-    });
+    const adj = await adjustCustody(service, merchantId, 'decrease', '80', 'moved off platform');
     assert.equal(adj.status, 201);
     await expectCode(client.withdrawals.confirm(w.id), 'merchant_custody_shortfall', 400);
     const read = (await client.withdrawals.get(w.id)) as any;

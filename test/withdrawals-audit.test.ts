@@ -3,7 +3,15 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { balanceOf, custodyOf, fundedMember, entryKinds, eventsAbout, TRON } from './support/fixtures.js';
+import {
+  adjustCustody,
+  balanceOf,
+  custodyOf,
+  fundedMember,
+  entryKinds,
+  eventsAbout,
+  TRON,
+} from './support/fixtures.js';
 import { expectCode } from './support/expect.js';
 import { admin, clientFor, createKey, newMerchantClient, useTestService } from './support/service.js';
 
@@ -132,13 +140,7 @@ describe('withdrawals: conformance audit', () => {
       const { client, merchantId } = await newMerchantClient(service);
       const m = await fundedMember(client, '100');
       const w = await create(client, m.external, '49'); // 49 + fee 1 = 50
-      const adj = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/custody-adjustments`, {
-        environment: 'sandbox',
-        asset: 'USDT',
-        amount: '60',
-        direction: 'decrease',
-        reason: 'moved off platform',
-      });
+      const adj = await adjustCustody(service, merchantId, 'decrease', '60', 'moved off platform');
       assert.equal(adj.status, 201);
       assert.equal((await custodyOf(client)).custody, '40.000000');
       const key = randomUUID();

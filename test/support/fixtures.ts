@@ -137,6 +137,22 @@ export async function earnSetup(service: RunningService, usdt = '2000', prefix =
 export const balanceOf = async (client: MerchantWalletClient, member: string, asset = 'USDT') =>
   ((await client.balances.list({ onBehalfOf: member })) as any[]).find((b) => b.asset === asset);
 
+/** An operator's adjustment of the merchant's sandbox USDT custody, for `reason`: the admin API's answer. */
+export const adjustCustody = (
+  service: RunningService,
+  merchantId: string,
+  direction: 'increase' | 'decrease',
+  amount: string,
+  reason: string,
+) =>
+  admin(service, 'POST', `/admin/v1/merchants/${merchantId}/custody-adjustments`, {
+    environment: 'sandbox',
+    asset: 'USDT',
+    amount,
+    direction,
+    reason,
+  });
+
 /** The merchant's custody line of `asset`. */
 export const custodyOf = async (client: MerchantWalletClient, asset = 'USDT') =>
   ((await client.merchant.balances()) as any[]).find((b) => b.asset === asset);
