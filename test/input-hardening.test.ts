@@ -446,22 +446,16 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
     assert.equal(w.body.amount, '2.000000');
   });
 
+  /** A QR payment of member hard-1 under idempotency key `key`. */
+  const payQr = (body: unknown, key: string) =>
+    client.requestRaw({ method: 'POST', path: '/v1/qrpay/payments', body, onBehalfOf: 'hard-1', idempotencyKey: key });
+
   it(
     '18: ten parallel QR payments with one key make one order, one 201, ' + 'and replays or in-progress answers',
     async () => {
       const key = randomUUID();
       const body = { qr_code: payNow({ amount: '3' }), asset: 'SGD' };
-      const results = await Promise.all(
-        Array.from({ length: 10 }, () =>
-          client.requestRaw({
-            method: 'POST',
-            path: '/v1/qrpay/payments',
-            body,
-            onBehalfOf: 'hard-1',
-            idempotencyKey: key,
-          }),
-        ),
-      );
+      const results = await Promise.all(Array.from({ length: 10 }, () => payQr(body, key)));
       const firsts = results.filter((r) => r.status === 201 && r.headers['x-idempotent-replay'] === undefined);
       assert.equal(
         firsts.length,
@@ -488,13 +482,7 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
         orders.map((o) => o.id),
         [firsts[0]!.body.id],
       );
-      const again = await client.requestRaw({
-        method: 'POST',
-        path: '/v1/qrpay/payments',
-        body,
-        onBehalfOf: 'hard-1',
-        idempotencyKey: key,
-      });
+      const again = await payQr(body, key);
       assert.equal(again.headers['x-idempotent-replay'], 'true');
       assert.equal(again.body.id, firsts[0]!.body.id);
     },
@@ -503,14 +491,7 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
   it("18: a QR payment's claim holds its key while live and is taken over once it lapses", async () => {
     const key = randomUUID();
     const body = { qr_code: payNow({ amount: '2' }), asset: 'SGD' };
-    const pay = () =>
-      client.requestRaw({
-        method: 'POST',
-        path: '/v1/qrpay/payments',
-        body,
-        onBehalfOf: 'hard-1',
-        idempotencyKey: key,
-      });
+    const pay = () => payQr(body, key);
     const first = await pay();
     assert.equal(first.status, 201, first.rawBody);
     const claimFor = (ms: number) => JSON.stringify({ in_progress: randomUUID(), lease_until_ms: Date.now() + ms });
