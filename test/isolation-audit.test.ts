@@ -377,41 +377,19 @@ describe('tenant isolation audit', () => {
     assert.equal(replay.body.id, first.body.id);
 
     // One merchant, two members: the same key and body for Y is refused, never X's result.
+    const postFor = (member: string, path: string, body: unknown, key: string) =>
+      a.client.requestRaw({ method: 'POST', path, body, onBehalfOf: member, idempotencyKey: key });
     const wkey = randomUUID();
     const withdrawal = { asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '1' };
-    const mine = await a.client.requestRaw({
-      method: 'POST',
-      path: '/v1/withdrawals',
-      body: withdrawal,
-      onBehalfOf: o.member.external,
-      idempotencyKey: wkey,
-    });
+    const mine = await postFor(o.member.external, '/v1/withdrawals', withdrawal, wkey);
     assert.equal(mine.status, 201, mine.rawBody);
-    const theirs = await a.client.requestRaw({
-      method: 'POST',
-      path: '/v1/withdrawals',
-      body: withdrawal,
-      onBehalfOf: y.external,
-      idempotencyKey: wkey,
-    });
+    const theirs = await postFor(y.external, '/v1/withdrawals', withdrawal, wkey);
     assert.equal(theirs.body?.code, 'idempotency_key_reused', theirs.rawBody);
     const qkey = randomUUID();
     const quote = { from_asset: 'USDT', to_asset: 'USDC', from_amount: '5', lock: true };
-    const locked = await a.client.requestRaw({
-      method: 'POST',
-      path: '/v1/exchange/quotes',
-      body: quote,
-      onBehalfOf: o.member.external,
-      idempotencyKey: qkey,
-    });
+    const locked = await postFor(o.member.external, '/v1/exchange/quotes', quote, qkey);
     assert.equal(locked.status, 200, locked.rawBody);
-    const yours = await a.client.requestRaw({
-      method: 'POST',
-      path: '/v1/exchange/quotes',
-      body: quote,
-      onBehalfOf: y.external,
-      idempotencyKey: qkey,
-    });
+    const yours = await postFor(y.external, '/v1/exchange/quotes', quote, qkey);
     assert.notEqual(yours.body?.quote_id ?? null, locked.body.quote_id, "Y got X's locked quote");
     const bQuote = await b.client.requestRaw({
       method: 'POST',
