@@ -34,6 +34,16 @@ describe('idempotency', () => {
   /** POST `path` with no body under idempotency key `key`, answered raw. */
   const postTo = (client: MerchantWalletClient, path: string, key: string, options: { onBehalfOf?: string } = {}) =>
     client.requestRaw({ method: 'POST', path, idempotencyKey: key, ...options });
+  /** The endpoint the merchant's idempotency record under `key` was stored for. */
+  const storedEndpoint = async (merchantId: string, key: string) =>
+    (
+      await service.ctx.db
+        .selectFrom('idempotency_keys')
+        .select('endpoint')
+        .where('merchant_id', '=', merchantId)
+        .where('key', '=', key)
+        .executeTakeFirstOrThrow()
+    ).endpoint;
   const countMembers = async (merchantId: string, externalId: string) => {
     const row = await service.ctx.db
       .selectFrom('members')
@@ -140,13 +150,7 @@ describe('idempotency', () => {
     }
     assert.equal(await countMembers(merchantId, 'spelled'), 1);
     // Stored as the path the SDK sends: records written before and after agree.
-    const stored = await service.ctx.db
-      .selectFrom('idempotency_keys')
-      .select('endpoint')
-      .where('merchant_id', '=', merchantId)
-      .where('key', '=', key)
-      .executeTakeFirstOrThrow();
-    assert.equal(stored.endpoint, 'POST /v1/members');
+    assert.equal(await storedEndpoint(merchantId, key), 'POST /v1/members');
 
     // With a parameter: the decoded value is the endpoint's (an escaped id is the same member), another id is another
     // endpoint.
@@ -168,13 +172,7 @@ describe('idempotency', () => {
     const slashKey = randomUUID();
     const slashed = await postTo(client, '/v1/members/x%2Fy/suspend', slashKey);
     assert.equal(slashed.status, 404, slashed.rawBody);
-    const slashStored = await service.ctx.db
-      .selectFrom('idempotency_keys')
-      .select('endpoint')
-      .where('merchant_id', '=', merchantId)
-      .where('key', '=', slashKey)
-      .executeTakeFirstOrThrow();
-    assert.equal(slashStored.endpoint, 'POST /v1/members/x%2Fy/suspend');
+    assert.equal(await storedEndpoint(merchantId, slashKey), 'POST /v1/members/x%2Fy/suspend');
   });
 
   it('a deposit (a grouped write) sent as /v1/deposits and as /v1/%64eposits is one endpoint', async () => {
