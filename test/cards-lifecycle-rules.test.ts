@@ -3,7 +3,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { replacementRetryDelaySeconds } from '../src/modules/cards/replacements/executor.js';
-import { assertEntry, balanceReturnLines, heldReleaseToAvailableLines } from '../src/money/index.js';
+import { balanceReturnLines, heldReleaseToAvailableLines } from '../src/money/index.js';
+import { checkedEntry } from './support/fixtures.js';
 
 const cardId = 'crd_00000000-0000-4000-8000-000000000001';
 
@@ -14,15 +15,7 @@ describe('card lifecycle rules', () => {
       balanceReturnLines({ memberId: m, cardId, amount: 250n }),
       heldReleaseToAvailableLines({ memberId: m, cardId, amount: 7n }),
     ]) {
-      assertEntry({
-        environment: 'sandbox',
-        merchantId: 'mch_1',
-        kind: 'k',
-        referenceType: 't',
-        referenceId: 'r',
-        asset: 'USD',
-        lines,
-      });
+      checkedEntry('USD', lines);
       assert.equal(lines.length, 2);
     }
     assert.deepEqual(

@@ -2,7 +2,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  assertEntry,
   topUpCreditLines,
   topUpFailLines,
   topUpFreezeLines,
@@ -13,19 +12,11 @@ import {
   refundLines,
   reversalLines,
 } from '../src/money/index.js';
+import { checkedEntry } from './support/fixtures.js';
 import { cardStopped } from '../src/modules/cards/cards/state.js';
 
 describe('posting rules balance', () => {
-  const entry = (lines: ReturnType<typeof authHoldLines>) =>
-    assertEntry({
-      environment: 'sandbox',
-      merchantId: 'mch_1',
-      kind: 'k',
-      referenceType: 'r',
-      referenceId: 'i',
-      asset: 'USD',
-      lines,
-    });
+  const entry = (lines: ReturnType<typeof authHoldLines>) => checkedEntry('USD', lines);
   const cardId = 'crd_00000000-0000-4000-8000-000000000000';
   const money = { memberId: 'mem_1', merchantId: 'mch_1', cardId, amount: 5000n, fee: 50n, arrival: 497n };
   it('every top-up and transaction entry balances', () => {

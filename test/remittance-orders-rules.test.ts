@@ -10,7 +10,6 @@ import type { CorridorLimits } from '../src/modules/remittance/corridors/rules.j
 import { limitBreach, priceOrder, remitReferenceType } from '../src/modules/remittance/orders/rules.js';
 import { ratioOf } from '../src/money/conversion.js';
 import {
-  assertEntry,
   remitCompleteLines,
   remitFailLines,
   remitFreezeLines,
@@ -18,6 +17,7 @@ import {
   remitReturnLines,
   type EntryLine,
 } from '../src/money/index.js';
+import { checkedEntry } from './support/fixtures.js';
 
 const runs = { numRuns: 200 };
 
@@ -178,15 +178,7 @@ describe('price, limits and posting rules', () => {
           remitFailLines(p),
           remitReturnLines(p),
         ] as EntryLine[][]) {
-          assertEntry({
-            environment: 'sandbox',
-            merchantId: 'mch_1',
-            kind: 'k',
-            referenceType: 'r',
-            referenceId: 'i',
-            asset: 'USDT',
-            lines,
-          });
+          checkedEntry('USDT', lines);
         }
         assert.equal(remitCompleteLines(p).length, fee > 0n ? 4 : 2);
       }),
