@@ -389,12 +389,10 @@ describe('deposits, balances and withdrawals', () => {
     const m = await fundedMember(client, '1000');
     const ids: string[] = [];
     for (let i = 0; i < 7; i++) ids.push((await withdraw(client, m, '1')).id);
-    const page1 = await client.request<any>({
-      method: 'GET',
-      path: '/v1/withdrawals',
-      query: { limit: 3 },
-      onBehalfOf: m.external,
-    });
+    /** A page of the member's withdrawals, as the API answers it. */
+    const page = (query: { limit: number; cursor?: string }) =>
+      client.request<any>({ method: 'GET', path: '/v1/withdrawals', query, onBehalfOf: m.external });
+    const page1 = await page({ limit: 3 });
     assert.equal(page1.data.length, 3);
     assert.equal(page1.has_more, true);
     assert.deepEqual(
@@ -403,37 +401,17 @@ describe('deposits, balances and withdrawals', () => {
     );
     // A new withdrawal after the first page must not shift the following pages.
     await withdraw(client, m, '1');
-    const page2 = await client.request<any>({
-      method: 'GET',
-      path: '/v1/withdrawals',
-      query: { limit: 3, cursor: page1.next_cursor },
-      onBehalfOf: m.external,
-    });
-    const page3 = await client.request<any>({
-      method: 'GET',
-      path: '/v1/withdrawals',
-      query: { limit: 3, cursor: page2.next_cursor },
-      onBehalfOf: m.external,
-    });
+    const page2 = await page({ limit: 3, cursor: page1.next_cursor });
+    const page3 = await page({ limit: 3, cursor: page2.next_cursor });
     assert.equal(page3.has_more, false);
     assert.equal(page3.next_cursor, null);
     assert.deepEqual(
       [...page1.data, ...page2.data, ...page3.data].map((w: any) => w.id),
       [...ids].reverse(),
     );
-    const garbage = await client.request<any>({
-      method: 'GET',
-      path: '/v1/withdrawals',
-      query: { limit: 2, cursor: 'not-a-cursor' },
-      onBehalfOf: m.external,
-    });
+    const garbage = await page({ limit: 2, cursor: 'not-a-cursor' });
     assert.equal(garbage.data.length, 2, 'an unreadable cursor restarts from the first page');
-    const big = await client.request<any>({
-      method: 'GET',
-      path: '/v1/withdrawals',
-      query: { limit: 1000 },
-      onBehalfOf: m.external,
-    });
+    const big = await page({ limit: 1000 });
     assert.equal(big.data.length, 8);
     const sdkListed: string[] = [];
     for await (const w of client.withdrawals.list({ onBehalfOf: m.external, limit: 3 })) sdkListed.push(w.id);
