@@ -110,26 +110,14 @@ describe('earn', () => {
 
   it('refuses: unknown product, amount out of range, more than available', async () => {
     const { client, m, flexible, fixed } = await setup();
-    await expectCode(
-      client.earn.subscribe({ product_id: 'epr_nope', amount: '10' }, { onBehalfOf: m }),
-      'product_not_available',
-      400,
-    );
-    await expectCode(
-      client.earn.subscribe({ product_id: fixed.id, amount: '5' }, { onBehalfOf: m }),
-      'amount_out_of_range',
-      400,
-    );
-    await expectCode(
-      client.earn.subscribe({ product_id: flexible.id, amount: '2000.000001' }, { onBehalfOf: m }),
-      'insufficient_balance',
-      400,
-    );
-    await expectCode(
-      client.earn.subscribe({ product_id: flexible.id, amount: '1.0000001' }, { onBehalfOf: m }),
-      'invalid_request',
-      400,
-    );
+    for (const [product_id, amount, code] of [
+      ['epr_nope', '10', 'product_not_available'],
+      [fixed.id, '5', 'amount_out_of_range'],
+      [flexible.id, '2000.000001', 'insufficient_balance'],
+      [flexible.id, '1.0000001', 'invalid_request'],
+    ] as const) {
+      await expectCode(client.earn.subscribe({ product_id, amount }, { onBehalfOf: m }), code, 400);
+    }
   });
 
   it(
