@@ -3,9 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { MerchantWalletClient } from '@merchant-wallet/sdk';
-import { openDatabase } from '../src/db/connection.js';
 import { verifyLedger } from '../src/money/index.js';
-import { testDatabaseOptions } from './support/database.js';
 import { spawnService, type ServiceProcess, adminPost, ownServiceDatabase, processClient } from './support/process.js';
 
 /**
@@ -23,7 +21,7 @@ describe('group commit across a crash of the service', () => {
     'loses no acknowledged write and doubles none, for any merchant, after SIGKILL and restart',
     { timeout: 240_000 },
     async () => {
-      const { dataDir, adminToken, env } = await ownServiceDatabase('gccrash', {
+      const { adminToken, env, open } = await ownServiceDatabase('gccrash', {
         WORKERS: 'off',
         RATE_LIMIT_SCALE: '1000',
       });
@@ -158,7 +156,7 @@ describe('group commit across a crash of the service', () => {
         assert.equal(await svc.exited, 0);
         svc = undefined;
 
-        const handle = await openDatabase(env.DATABASE_URL || undefined, dataDir, testDatabaseOptions());
+        const handle = await open();
         try {
           const db = handle.db;
           for (const [m, { id }] of merchants.entries()) {

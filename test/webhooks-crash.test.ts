@@ -4,9 +4,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { verifyWebhookSignature } from '@merchant-wallet/sdk';
-import { openDatabase } from '../src/db/connection.js';
 import { verifyLedger } from '../src/money/index.js';
-import { testDatabaseOptions } from './support/database.js';
 import { spawnService, type ServiceProcess, adminPost, ownServiceDatabase, processClient } from './support/process.js';
 
 /**
@@ -48,7 +46,7 @@ describe('webhook delivery across a crash of the service', () => {
       await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
       const receiverPort = (receiver.address() as { port: number }).port;
 
-      const { dataDir, adminToken, env } = await ownServiceDatabase('whcrash', {
+      const { adminToken, env, open } = await ownServiceDatabase('whcrash', {
         JOB_POLL_INTERVAL_MS: '50',
         JOB_LEASE_SECONDS: '4',
         WEBHOOK_DELIVERY_TIMEOUT_MS: '2000',
@@ -141,7 +139,7 @@ describe('webhook delivery across a crash of the service', () => {
         assert.equal(await svc.exited, 0);
         svc = undefined;
 
-        const handle = await openDatabase(env.DATABASE_URL || undefined, dataDir, testDatabaseOptions());
+        const handle = await open();
         try {
           const db = handle.db;
           const records = await db

@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { bundleForTests, bundledPath, newBuildDir, testNodeFlags } from '../../scripts/test-build.mjs';
 import { MerchantWalletClient } from '@merchant-wallet/sdk';
 import { rawRequest } from './raw-http.js';
-import { seedEmbeddedDataDir } from './database.js';
+import { openDatabase } from '../../src/db/connection.js';
+import { seedEmbeddedDataDir, testDatabaseOptions } from './database.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -109,7 +110,7 @@ export const processClient = (p: ServiceProcess, key: ProcessKey) =>
  * A database of its own for service processes that a test kills and restarts: the test database
  * (TEST_DATABASE_URL) on PostgreSQL, else an embedded one in a new data directory (`mwa-<name>-…`),
  * started migrated (the test is not about a first start); a new admin token. `env`: the processes'
- * environment, with `extra`.
+ * environment, with `extra`; `open()`: the database opened in the test (once the processes are gone).
  */
 export async function ownServiceDatabase(name: string, extra: Record<string, string>) {
   const testDatabaseUrl = process.env.TEST_DATABASE_URL ?? '';
@@ -123,5 +124,6 @@ export async function ownServiceDatabase(name: string, extra: Record<string, str
     ADMIN_TOKEN: adminToken,
     ...extra,
   };
-  return { dataDir, adminToken, env };
+  const open = () => openDatabase(env.DATABASE_URL || undefined, dataDir, testDatabaseOptions());
+  return { adminToken, env, open };
 }
