@@ -11,7 +11,7 @@ import { passwordLengthMin } from './password.js';
 import { accountPage } from './two-step-pages.js';
 import { envPath, recoveryCodesPanel, sendPage } from './views.js';
 import { csrfInput, newPasswordFields, textInput } from './fields.js';
-import { withChange, withSession, pageRoute } from './guards.js';
+import { getPage, postChange } from './guards.js';
 
 /**
  * "Your account" beyond sign-in: the password change (other sessions end) and the recovery codes
@@ -77,68 +77,54 @@ function passwordPage(
 }
 
 export function registerAccountPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get(
-    `${consoleBase}/:env/account/recovery-codes`,
-    pageRoute,
-    withSession(ctx, (_req, reply, page) => recoveryPage(ctx, reply, page)),
+  getPage(app, ctx, `${consoleBase}/:env/account/recovery-codes`, (_req, reply, page) =>
+    recoveryPage(ctx, reply, page),
   );
 
-  app.post(
-    `${consoleBase}/:env/account/recovery-codes`,
-    pageRoute,
-    withChange(ctx, 'session', async (req, reply, page) => {
-      const form = formOf(req);
-      const r = await regenerateRecoveryCodes(
-        ctx.db,
-        totpKey(ctx),
-        page.session,
-        { password: one(form, 'password'), code: one(form, 'code'), client: loginClient(ctx, req) },
-        page.now,
-      );
-      if (r.kind === 'codes') return recoveryPage(ctx, reply, page, { codes: r.codes }, 201);
-      if (r.kind === 'throttled') return recoveryPage(ctx, reply, page, { problem: throttledText }, 429);
-      if (r.kind === 'no_second_factor')
-        return recoveryPage(ctx, reply, page, { problem: 'Two-step sign-in is off.' }, 400);
-      return recoveryPage(
-        ctx,
-        reply,
-        page,
-        { problem: 'That password or code is not right. No new codes were made.' },
-        401,
-      );
-    }),
-  );
+  postChange(app, ctx, `${consoleBase}/:env/account/recovery-codes`, 'session', async (req, reply, page) => {
+    const form = formOf(req);
+    const r = await regenerateRecoveryCodes(
+      ctx.db,
+      totpKey(ctx),
+      page.session,
+      { password: one(form, 'password'), code: one(form, 'code'), client: loginClient(ctx, req) },
+      page.now,
+    );
+    if (r.kind === 'codes') return recoveryPage(ctx, reply, page, { codes: r.codes }, 201);
+    if (r.kind === 'throttled') return recoveryPage(ctx, reply, page, { problem: throttledText }, 429);
+    if (r.kind === 'no_second_factor')
+      return recoveryPage(ctx, reply, page, { problem: 'Two-step sign-in is off.' }, 400);
+    return recoveryPage(
+      ctx,
+      reply,
+      page,
+      { problem: 'That password or code is not right. No new codes were made.' },
+      401,
+    );
+  });
 
-  app.get(
-    `${consoleBase}/:env/account/password`,
-    pageRoute,
-    withSession(ctx, async (_req, reply, page) => passwordPage(reply, page)),
-  );
+  getPage(app, ctx, `${consoleBase}/:env/account/password`, async (_req, reply, page) => passwordPage(reply, page));
 
-  app.post(
-    `${consoleBase}/:env/account/password`,
-    pageRoute,
-    withChange(ctx, 'session', async (req, reply, page) => {
-      const form = formOf(req);
-      const r = await changePassword(
-        ctx.db,
-        page.session,
-        {
-          current: one(form, 'current'),
-          password: one(form, 'password'),
-          confirmation: one(form, 'confirmation'),
-          client: loginClient(ctx, req),
-        },
-        page.now,
-        ctx.config.consolePasswordCost,
-      );
-      if (r.kind === 'problem') return passwordPage(reply, page, { problem: r.problem }, 400);
-      if (r.kind === 'throttled') return passwordPage(reply, page, { problem: throttledText }, 429);
-      if (r.kind === 'wrong') return passwordPage(reply, page, { problem: 'The current password is not right.' }, 401);
-      return accountPage(ctx, reply, page, {
-        notice:
-          `Your password is changed. ${r.sessionsEnded} other session${r.sessionsEnded === 1 ? '' : 's'} ` + `ended.`,
-      });
-    }),
-  );
+  postChange(app, ctx, `${consoleBase}/:env/account/password`, 'session', async (req, reply, page) => {
+    const form = formOf(req);
+    const r = await changePassword(
+      ctx.db,
+      page.session,
+      {
+        current: one(form, 'current'),
+        password: one(form, 'password'),
+        confirmation: one(form, 'confirmation'),
+        client: loginClient(ctx, req),
+      },
+      page.now,
+      ctx.config.consolePasswordCost,
+    );
+    if (r.kind === 'problem') return passwordPage(reply, page, { problem: r.problem }, 400);
+    if (r.kind === 'throttled') return passwordPage(reply, page, { problem: throttledText }, 429);
+    if (r.kind === 'wrong') return passwordPage(reply, page, { problem: 'The current password is not right.' }, 401);
+    return accountPage(ctx, reply, page, {
+      notice:
+        `Your password is changed. ${r.sessionsEnded} other session${r.sessionsEnded === 1 ? '' : 's'} ` + `ended.`,
+    });
+  });
 }

@@ -11,7 +11,7 @@ import { callerOf, cursorOf } from './http.js';
 
 import { history } from './history.js';
 import { badge, envPath, nextPageLink, sendPage, shortId, table, when, type Column } from './views.js';
-import { withSession, pageRoute } from './guards.js';
+import { getPage } from './guards.js';
 
 /**
  * The other areas' orders, read only: QR payments, remittances, exchange orders, earn orders and
@@ -197,82 +197,70 @@ export function summaryCard(row: Row, lines: [string, HtmlPart][]): HtmlPart {
 
 export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
   for (const area of areas) {
-    app.get(
-      `/console/:env${area.path}`,
-      pageRoute,
-      withSession(ctx, async (req, reply, page) => {
-        const list = await area.list(ctx, callerOf(page), { limit: pageSize, cursor: cursorOf(req) });
-        const base = envPath(page.environment, area.path);
-        return sendPage(reply, page, {
-          title: area.title,
-          section: area.path,
-          body: html`<p>${area.intro}</p>${table(
-            `${area.title}, newest first`,
-            [
-              // The member under the order's id: two long ids side by side push the status out of a wide screen.
-              {
-                label: area.noun,
-                cell: (r: Row) =>
-                  html`<a href="${base}/${r.id}">${shortId(String(r.id))}</a>${
-                    r.member_id ? html`<br>${shortId(String(r.member_id))}` : ''
-                  }`,
-              },
-              ...area.columns,
-              { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
-              { label: 'Created', cell: (r) => when(r.created_at ?? r.started_at) },
-            ],
-            list.data,
-            area.empty,
-          )}${nextPageLink(base, list.next_cursor)}`,
-        });
-      }),
-    );
-
-    app.get(
-      `/console/:env${area.path}/:id`,
-      pageRoute,
-      withSession(ctx, async (req, reply, page) => {
-        const row = await area.get(ctx, callerOf(page), idOf(req));
-        const base = envPath(page.environment, area.path);
-        return sendPage(reply, page, {
-          title: `${area.noun} ${row.id}`,
-          section: area.path,
-          body: html`${summaryCard(row, area.summary(row))}${await history(ctx, page, row.id)}<p><a
-              href="${base}">All ${area.title.toLowerCase()}</a></p>`,
-        });
-      }),
-    );
-  }
-
-  app.get(
-    '/console/:env/earn-positions',
-    pageRoute,
-    withSession(ctx, async (req, reply, page) => {
-      const list = await listPositions(ctx.db, callerOf(page), { limit: pageSize, cursor: cursorOf(req) });
-      const earn = envPath(page.environment, '/earn');
+    getPage(app, ctx, `/console/:env${area.path}`, async (req, reply, page) => {
+      const list = await area.list(ctx, callerOf(page), { limit: pageSize, cursor: cursorOf(req) });
+      const base = envPath(page.environment, area.path);
       return sendPage(reply, page, {
-        title: 'Earn positions',
-        section: '/earn-positions',
-        body: html`<p>What each earn order holds now. The order's page has its history and ledger entries.</p>${table(
-          'Earn positions, newest first',
+        title: area.title,
+        section: area.path,
+        body: html`<p>${area.intro}</p>${table(
+          `${area.title}, newest first`,
           [
+            // The member under the order's id: two long ids side by side push the status out of a wide screen.
             {
-              label: 'Position',
+              label: area.noun,
               cell: (r: Row) =>
-                html`${shortId(String(r.id))}<br><a href="${earn}/${r.order_id}">Order ${shortId(
-                  String(r.order_id),
-                )}</a>`,
+                html`<a href="${base}/${r.id}">${shortId(String(r.id))}</a>${
+                  r.member_id ? html`<br>${shortId(String(r.member_id))}` : ''
+                }`,
             },
-            { label: 'Product', cell: (r) => html`${code(r.product_id)}<br><span class="mono">${r.type}</span>` },
-            { label: 'Principal', cell: (r) => money(r.principal, r.asset), num: true },
-            { label: 'Interest accrued', cell: (r) => money(r.interest_accrued, r.asset), num: true },
+            ...area.columns,
             { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
-            { label: 'Matures', cell: (r) => when(r.matures_at) },
+            { label: 'Created', cell: (r) => when(r.created_at ?? r.started_at) },
           ],
           list.data,
-          'No earn positions in this environment yet.',
-        )}${nextPageLink(envPath(page.environment, '/earn-positions'), list.next_cursor)}`,
+          area.empty,
+        )}${nextPageLink(base, list.next_cursor)}`,
       });
-    }),
-  );
+    });
+
+    getPage(app, ctx, `/console/:env${area.path}/:id`, async (req, reply, page) => {
+      const row = await area.get(ctx, callerOf(page), idOf(req));
+      const base = envPath(page.environment, area.path);
+      return sendPage(reply, page, {
+        title: `${area.noun} ${row.id}`,
+        section: area.path,
+        body: html`${summaryCard(row, area.summary(row))}${await history(ctx, page, row.id)}<p><a
+              href="${base}">All ${area.title.toLowerCase()}</a></p>`,
+      });
+    });
+  }
+
+  getPage(app, ctx, '/console/:env/earn-positions', async (req, reply, page) => {
+    const list = await listPositions(ctx.db, callerOf(page), { limit: pageSize, cursor: cursorOf(req) });
+    const earn = envPath(page.environment, '/earn');
+    return sendPage(reply, page, {
+      title: 'Earn positions',
+      section: '/earn-positions',
+      body: html`<p>What each earn order holds now. The order's page has its history and ledger entries.</p>${table(
+        'Earn positions, newest first',
+        [
+          {
+            label: 'Position',
+            cell: (r: Row) =>
+              html`${shortId(String(r.id))}<br><a href="${earn}/${r.order_id}">Order ${shortId(
+                String(r.order_id),
+              )}</a>`,
+          },
+          { label: 'Product', cell: (r) => html`${code(r.product_id)}<br><span class="mono">${r.type}</span>` },
+          { label: 'Principal', cell: (r) => money(r.principal, r.asset), num: true },
+          { label: 'Interest accrued', cell: (r) => money(r.interest_accrued, r.asset), num: true },
+          { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
+          { label: 'Matures', cell: (r) => when(r.matures_at) },
+        ],
+        list.data,
+        'No earn positions in this environment yet.',
+      )}${nextPageLink(envPath(page.environment, '/earn-positions'), list.next_cursor)}`,
+    });
+  });
 }

@@ -4,25 +4,22 @@ import { html } from '../modules/hosted-screens/index.js';
 import { auditPage } from './queries/audit.js';
 import { can } from './rules.js';
 import { envPath, nextPageLink, realTimeMark, sendPage, shortId, table, when } from './views.js';
-import { withSession, pageRoute, refusedPage } from './guards.js';
+import { refusedPage, getPage } from './guards.js';
 
 /** The audit log (audit.ts writes it): every change made through the console, which only an owner reads. */
 
 export function registerAuditPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get(
-    '/console/:env/audit',
-    pageRoute,
-    withSession(ctx, async (req, reply, page) => {
-      if (!can(page.session.role, 'audit.read')) return refusedPage(page, reply, 'role');
-      const list = await auditPage(ctx.db, page.session.merchantId, page.environment, {
-        limit: 50,
-        cursor: (req.query as { cursor?: string }).cursor,
-      });
-      type A = (typeof list.data)[number];
-      return sendPage(reply, page, {
-        title: 'Audit log',
-        section: '/audit',
-        body: html`<p>Every change made through the console in the ${page.environment}, with who made it. Newest
+  getPage(app, ctx, '/console/:env/audit', async (req, reply, page) => {
+    if (!can(page.session.role, 'audit.read')) return refusedPage(page, reply, 'role');
+    const list = await auditPage(ctx.db, page.session.merchantId, page.environment, {
+      limit: 50,
+      cursor: (req.query as { cursor?: string }).cursor,
+    });
+    type A = (typeof list.data)[number];
+    return sendPage(reply, page, {
+      title: 'Audit log',
+      section: '/audit',
+      body: html`<p>Every change made through the console in the ${page.environment}, with who made it. Newest
              first.</p>${table(
                'Changes',
                [
@@ -35,7 +32,6 @@ export function registerAuditPages(app: AppInstance, ctx: ServiceContext): void 
                list.data,
                'No changes yet.',
              )}${nextPageLink(envPath(page.environment, '/audit'), list.next_cursor)}`,
-      });
-    }),
-  );
+    });
+  });
 }

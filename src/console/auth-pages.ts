@@ -26,7 +26,7 @@ import { passwordProblem } from './rules.js';
 import { decoyHash, passwordLengthMin } from './password.js';
 import { envPath, plainPage } from './views.js';
 import { newPasswordFields, textInput } from './fields.js';
-import { withChange, pageRoute } from './guards.js';
+import { pageRoute, postChange } from './guards.js';
 
 /** Sign-in, the invite link, sign-out (this browser or all); the account page: two-step-pages.ts. */
 
@@ -232,23 +232,15 @@ export function registerAuthPages(app: AppInstance, ctx: ServiceContext): void {
     );
   });
 
-  app.post(
-    `${consoleBase}/sign-out`,
-    pageRoute,
-    withChange(ctx, 'session', async (req, reply, page) => {
-      await signOut(ctx.db, page.session);
-      void reply.header('set-cookie', sessionClearCookie(req));
-      return redirect(reply, `${consoleBase}/sign-in?out=1`);
-    }),
-  );
+  postChange(app, ctx, `${consoleBase}/sign-out`, 'session', async (req, reply, page) => {
+    await signOut(ctx.db, page.session);
+    void reply.header('set-cookie', sessionClearCookie(req));
+    return redirect(reply, `${consoleBase}/sign-in?out=1`);
+  });
 
-  app.post(
-    `${consoleBase}/sign-out-everywhere`,
-    pageRoute,
-    withChange(ctx, 'session', async (req, reply, page) => {
-      await signOutEverywhere(ctx.db, page.session);
-      void reply.header('set-cookie', sessionClearCookie(req));
-      return redirect(reply, `${consoleBase}/sign-in?out=1`);
-    }),
-  );
+  postChange(app, ctx, `${consoleBase}/sign-out-everywhere`, 'session', async (req, reply, page) => {
+    await signOutEverywhere(ctx.db, page.session);
+    void reply.header('set-cookie', sessionClearCookie(req));
+    return redirect(reply, `${consoleBase}/sign-in?out=1`);
+  });
 }

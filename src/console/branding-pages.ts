@@ -22,7 +22,7 @@ import { auditAccount } from './audit.js';
 import { storedBranding } from './queries/area-reads.js';
 import { can } from './rules.js';
 import { envPath, postButton, sendPage } from './views.js';
-import { withChange, withSession, pageRoute, refusedPage } from './guards.js';
+import { refusedPage, getPage, postChange } from './guards.js';
 
 /**
  * Branding (docs/console.md, "Branding"): the display name, logo and accent colour the hosted
@@ -99,37 +99,34 @@ export function registerBrandingPages(app: AppInstance, ctx: ServiceContext): vo
   const ownerOnly = (page: PageRequest, reply: FastifyReply) =>
     can(page.session.role, 'branding.write') ? undefined : refusedPage(page, reply, 'role');
 
-  app.get(
+  getPage(
+    app,
+    ctx,
     '/console/:env/branding',
-    pageRoute,
-    withSession(ctx, async (_req, reply, page) => ownerOnly(page, reply) ?? brandingPage(ctx, reply, page)),
+    async (_req, reply, page) => ownerOnly(page, reply) ?? brandingPage(ctx, reply, page),
   );
 
-  app.post(
-    '/console/:env/branding/logo/remove',
-    pageRoute,
-    withChange(ctx, 'branding.write', async (_req, reply, page) => {
-      const current = await storedBranding(ctx.db, page.session.merchantId);
-      await ctx.db.transaction().execute(async (trx) => {
-        await saveBranding(
-          trx,
-          page.session.merchantId,
-          { displayName: current?.display_name ?? null, accent: current?.accent_color ?? null, logo: null },
-          page.now,
-        );
-        await auditAccount(
-          trx,
-          { id: page.session.userId, merchant_id: page.session.merchantId, email: page.session.email },
-          'branding.logo_remove',
-          '',
-          page.now,
-        );
-      });
-      return brandingPage(ctx, reply, page, {
-        notice: 'The logo was removed; the hosted screens show your name only.',
-      });
-    }),
-  );
+  postChange(app, ctx, '/console/:env/branding/logo/remove', 'branding.write', async (_req, reply, page) => {
+    const current = await storedBranding(ctx.db, page.session.merchantId);
+    await ctx.db.transaction().execute(async (trx) => {
+      await saveBranding(
+        trx,
+        page.session.merchantId,
+        { displayName: current?.display_name ?? null, accent: current?.accent_color ?? null, logo: null },
+        page.now,
+      );
+      await auditAccount(
+        trx,
+        { id: page.session.userId, merchant_id: page.session.merchantId, email: page.session.email },
+        'branding.logo_remove',
+        '',
+        page.now,
+      );
+    });
+    return brandingPage(ctx, reply, page, {
+      notice: 'The logo was removed; the hosted screens show your name only.',
+    });
+  });
 
   // The only console form with a file: multipart is read in this scope alone (the other pages take
   // URL-encoded forms only). The hook turns the parts into the fields the CSRF check reads, and
@@ -153,48 +150,43 @@ export function registerBrandingPages(app: AppInstance, ctx: ServiceContext): vo
       }
       req.body = fields;
     });
-    scope.post(
-      '/console/:env/branding',
-      pageRoute,
-      withChange(ctx, 'branding.write', async (req, reply, page) => {
-        const form = fieldsOf(req);
-        const values = { display_name: one(form, 'display_name').trim(), accent: one(form, 'accent').trim() };
-        const refuse = (problem: string) => brandingPage(ctx, reply, page, { problem, values }, 400);
-        if (values.display_name.length > displayNameMax)
-          return refuse(`The display name is longer than ${displayNameMax} characters.`);
-        const accent = values.accent === '' ? null : normaliseAccent(values.accent);
-        if (accent === undefined)
-          return refuse('The accent colour must be written #rrggbb (six hexadecimal digits), for example #1d4ed8.');
-        const file = uploads.get(req);
-        let logo: BrandingChange['logo'];
-        if (file) {
-          if (file.truncated)
-            return refuse(`The logo is larger than ${logoBytesMax / 1024} KB. Choose a smaller image.`);
-          const type = sniffImage(file.bytes);
-          if (!type)
-            return refuse('The logo is not a PNG, JPEG or WebP image (SVG is not accepted). Choose another file.');
-          logo = { bytes: file.bytes, type };
-        }
-        const change: BrandingChange = {
-          displayName: values.display_name === '' ? null : values.display_name,
-          accent,
-          logo,
-        };
-        await ctx.db.transaction().execute(async (trx) => {
-          await saveBranding(trx, page.session.merchantId, change, page.now);
-          const detail =
-            `name ${change.displayName ?? '(registered)'}, ` +
-            `accent ${accent ?? 'none'}${logo ? `, logo ${logo.type} ${logo.bytes.length} bytes` : ''}`;
-          await auditAccount(
-            trx,
-            { id: page.session.userId, merchant_id: page.session.merchantId, email: page.session.email },
-            'branding.update',
-            detail,
-            page.now,
-          );
-        });
-        return brandingPage(ctx, reply, page, { notice: 'Branding saved. The hosted screens show it from now on.' });
-      }),
-    );
+    postChange(scope, ctx, '/console/:env/branding', 'branding.write', async (req, reply, page) => {
+      const form = fieldsOf(req);
+      const values = { display_name: one(form, 'display_name').trim(), accent: one(form, 'accent').trim() };
+      const refuse = (problem: string) => brandingPage(ctx, reply, page, { problem, values }, 400);
+      if (values.display_name.length > displayNameMax)
+        return refuse(`The display name is longer than ${displayNameMax} characters.`);
+      const accent = values.accent === '' ? null : normaliseAccent(values.accent);
+      if (accent === undefined)
+        return refuse('The accent colour must be written #rrggbb (six hexadecimal digits), for example #1d4ed8.');
+      const file = uploads.get(req);
+      let logo: BrandingChange['logo'];
+      if (file) {
+        if (file.truncated) return refuse(`The logo is larger than ${logoBytesMax / 1024} KB. Choose a smaller image.`);
+        const type = sniffImage(file.bytes);
+        if (!type)
+          return refuse('The logo is not a PNG, JPEG or WebP image (SVG is not accepted). Choose another file.');
+        logo = { bytes: file.bytes, type };
+      }
+      const change: BrandingChange = {
+        displayName: values.display_name === '' ? null : values.display_name,
+        accent,
+        logo,
+      };
+      await ctx.db.transaction().execute(async (trx) => {
+        await saveBranding(trx, page.session.merchantId, change, page.now);
+        const detail =
+          `name ${change.displayName ?? '(registered)'}, ` +
+          `accent ${accent ?? 'none'}${logo ? `, logo ${logo.type} ${logo.bytes.length} bytes` : ''}`;
+        await auditAccount(
+          trx,
+          { id: page.session.userId, merchant_id: page.session.merchantId, email: page.session.email },
+          'branding.update',
+          detail,
+          page.now,
+        );
+      });
+      return brandingPage(ctx, reply, page, { notice: 'Branding saved. The hosted screens show it from now on.' });
+    });
   });
 }

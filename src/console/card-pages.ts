@@ -15,7 +15,7 @@ import { history } from './history.js';
 import { listMerchantCards } from './queries/area-reads.js';
 import { envPath, nextPageLink, sendPage, shortId, table, when } from './views.js';
 import { code, idOf, money, pageSize, statusBadge, summaryCard, type Row } from './area-pages.js';
-import { withSession, pageRoute } from './guards.js';
+import { getPage } from './guards.js';
 
 /**
  * The cards of every member, read only: a card's page with its top-ups, transactions and
@@ -23,173 +23,157 @@ import { withSession, pageRoute } from './guards.js';
  */
 
 export function registerCardPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get(
-    '/console/:env/cards',
-    pageRoute,
-    withSession(ctx, async (req, reply, page) => {
-      const list = await listMerchantCards(ctx.db, page.session.merchantId, page.environment, {
-        limit: pageSize,
-        cursor: cursorOf(req),
-      });
-      const base = envPath(page.environment, '/cards');
-      type C = (typeof list.data)[number];
-      return sendPage(reply, page, {
-        title: 'Cards',
-        section: '/cards',
-        body: html`<p>Your members' cards. A card's page has its top-ups, transactions and replacements.</p>${table(
-          'Cards, newest first',
-          [
-            {
-              label: 'Card',
-              cell: (c: C) =>
-                html`<a href="${base}/${c.id}">${shortId(c.id)}</a>${
-                  c.last4 ? html` <span class="mono">•••• ${c.last4}</span>` : ''
-                }<br>${shortId(c.member_id)}`,
-            },
-            { label: 'Form', cell: (c) => `${c.form_factor}, ${c.currency}` },
-            { label: 'Status', cell: (c) => statusBadge(c.status) },
-            { label: 'Created', cell: (c) => when(c.created_at) },
-          ],
-          list.data,
-          'No cards in this environment yet.',
-        )}${nextPageLink(base, list.next_cursor)}`,
-      });
-    }),
-  );
+  getPage(app, ctx, '/console/:env/cards', async (req, reply, page) => {
+    const list = await listMerchantCards(ctx.db, page.session.merchantId, page.environment, {
+      limit: pageSize,
+      cursor: cursorOf(req),
+    });
+    const base = envPath(page.environment, '/cards');
+    type C = (typeof list.data)[number];
+    return sendPage(reply, page, {
+      title: 'Cards',
+      section: '/cards',
+      body: html`<p>Your members' cards. A card's page has its top-ups, transactions and replacements.</p>${table(
+        'Cards, newest first',
+        [
+          {
+            label: 'Card',
+            cell: (c: C) =>
+              html`<a href="${base}/${c.id}">${shortId(c.id)}</a>${
+                c.last4 ? html` <span class="mono">•••• ${c.last4}</span>` : ''
+              }<br>${shortId(c.member_id)}`,
+          },
+          { label: 'Form', cell: (c) => `${c.form_factor}, ${c.currency}` },
+          { label: 'Status', cell: (c) => statusBadge(c.status) },
+          { label: 'Created', cell: (c) => when(c.created_at) },
+        ],
+        list.data,
+        'No cards in this environment yet.',
+      )}${nextPageLink(base, list.next_cursor)}`,
+    });
+  });
 
-  app.get(
-    '/console/:env/cards/:id',
-    pageRoute,
-    withSession(ctx, async (req, reply, page) => {
-      const caller = callerOf(page);
-      const card = (await getCard(ctx.db, caller, idOf(req))) as Row;
-      const base = envPath(page.environment, `/cards/${card.id}`);
-      const [topUps, transactions, replacements] = await Promise.all([
-        listTopUps(ctx.db, caller, card.id, { limit: 50 }),
-        listTransactions(ctx.db, caller, card.id, { limit: 50 }),
-        listReplacements(ctx.db, caller, { limit: 50, card_id: card.id }),
-      ]);
-      return sendPage(reply, page, {
-        title: `Card ${card.id}`,
-        section: '/cards',
-        body: html`${summaryCard(card, [
-          ['Form', `${card.form_factor}, ${card.currency}, ${card.scheme ?? ''}`],
-          ['Expires', card.exp_month ? `${card.exp_month}/${card.exp_year}` : ''],
-          ['Inventory', card.inventory_status ?? ''],
-          ['Application', code(card.application_id)],
-          ['Activated', when(card.activated_at)],
-        ])}
+  getPage(app, ctx, '/console/:env/cards/:id', async (req, reply, page) => {
+    const caller = callerOf(page);
+    const card = (await getCard(ctx.db, caller, idOf(req))) as Row;
+    const base = envPath(page.environment, `/cards/${card.id}`);
+    const [topUps, transactions, replacements] = await Promise.all([
+      listTopUps(ctx.db, caller, card.id, { limit: 50 }),
+      listTransactions(ctx.db, caller, card.id, { limit: 50 }),
+      listReplacements(ctx.db, caller, { limit: 50, card_id: card.id }),
+    ]);
+    return sendPage(reply, page, {
+      title: `Card ${card.id}`,
+      section: '/cards',
+      body: html`${summaryCard(card, [
+        ['Form', `${card.form_factor}, ${card.currency}, ${card.scheme ?? ''}`],
+        ['Expires', card.exp_month ? `${card.exp_month}/${card.exp_year}` : ''],
+        ['Inventory', card.inventory_status ?? ''],
+        ['Application', code(card.application_id)],
+        ['Activated', when(card.activated_at)],
+      ])}
 <h2>Top-ups</h2>${table(
-          'Top-ups of this card, newest first',
-          [
-            {
-              label: 'Top-up',
-              cell: (t: Row) => html`<a href="${base}/top-ups/${t.id}">${shortId(String(t.id))}</a>`,
-            },
-            { label: 'Pays', cell: (t) => money(t.customer_total, t.source_asset), num: true },
-            { label: 'Arrives', cell: (t) => money(t.arrival_amount, t.card_currency), num: true },
-            { label: 'Status', cell: (t) => statusBadge(String(t.status)) },
-            { label: 'Created', cell: (t) => when(t.created_at) },
-          ],
-          topUps.data as Row[],
-          'No top-ups.',
-        )}
+        'Top-ups of this card, newest first',
+        [
+          {
+            label: 'Top-up',
+            cell: (t: Row) => html`<a href="${base}/top-ups/${t.id}">${shortId(String(t.id))}</a>`,
+          },
+          { label: 'Pays', cell: (t) => money(t.customer_total, t.source_asset), num: true },
+          { label: 'Arrives', cell: (t) => money(t.arrival_amount, t.card_currency), num: true },
+          { label: 'Status', cell: (t) => statusBadge(String(t.status)) },
+          { label: 'Created', cell: (t) => when(t.created_at) },
+        ],
+        topUps.data as Row[],
+        'No top-ups.',
+      )}
 <h2>Transactions</h2>${table(
-          'Card transactions, newest first',
-          [
-            {
-              label: 'Transaction',
-              cell: (t: Row) =>
-                html`${shortId(String(t.id))}${
-                  t.authorization_id ? html`<br>of ${shortId(String(t.authorization_id))}` : ''
-                }`,
-            },
-            { label: 'Type', cell: (t) => t.type },
-            {
-              label: 'At',
-              cell: (t) => html`${t.merchant_name}${t.mcc ? html`<br><span class="mono">MCC ${t.mcc}</span>` : ''}`,
-            },
-            { label: 'Amount', cell: (t) => money(t.amount, t.currency), num: true },
-            {
-              label: 'Status',
-              cell: (t) =>
-                html`${statusBadge(String(t.status))}${
-                  t.decline_reason ? html`<br><span class="mono">${t.decline_reason}</span>` : ''
-                }`,
-            },
-            { label: 'Created', cell: (t) => when(t.created_at) },
-          ],
-          transactions.data as Row[],
-          'No transactions.',
-        )}
+        'Card transactions, newest first',
+        [
+          {
+            label: 'Transaction',
+            cell: (t: Row) =>
+              html`${shortId(String(t.id))}${
+                t.authorization_id ? html`<br>of ${shortId(String(t.authorization_id))}` : ''
+              }`,
+          },
+          { label: 'Type', cell: (t) => t.type },
+          {
+            label: 'At',
+            cell: (t) => html`${t.merchant_name}${t.mcc ? html`<br><span class="mono">MCC ${t.mcc}</span>` : ''}`,
+          },
+          { label: 'Amount', cell: (t) => money(t.amount, t.currency), num: true },
+          {
+            label: 'Status',
+            cell: (t) =>
+              html`${statusBadge(String(t.status))}${
+                t.decline_reason ? html`<br><span class="mono">${t.decline_reason}</span>` : ''
+              }`,
+          },
+          { label: 'Created', cell: (t) => when(t.created_at) },
+        ],
+        transactions.data as Row[],
+        'No transactions.',
+      )}
 <h2>Replacements</h2>${table(
-          'Replacements of this card',
-          [
-            {
-              label: 'Replacement',
-              cell: (r: Row) => html`<a href="${base}/replacements/${r.id}">${shortId(String(r.id))}</a>`,
-            },
-            { label: 'Reason', cell: (r) => r.reason },
-            {
-              label: 'New card',
-              cell: (r) =>
-                r.new_card_id
-                  ? html`<a href="${envPath(page.environment, `/cards/${r.new_card_id}`)}">${shortId(
-                      String(r.new_card_id),
-                    )}</a>`
-                  : '',
-            },
-            { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
-            { label: 'Created', cell: (r) => when(r.created_at) },
-          ],
-          replacements.data as Row[],
-          'No replacements.',
-        )}
+        'Replacements of this card',
+        [
+          {
+            label: 'Replacement',
+            cell: (r: Row) => html`<a href="${base}/replacements/${r.id}">${shortId(String(r.id))}</a>`,
+          },
+          { label: 'Reason', cell: (r) => r.reason },
+          {
+            label: 'New card',
+            cell: (r) =>
+              r.new_card_id
+                ? html`<a href="${envPath(page.environment, `/cards/${r.new_card_id}`)}">${shortId(
+                    String(r.new_card_id),
+                  )}</a>`
+                : '',
+          },
+          { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
+          { label: 'Created', cell: (r) => when(r.created_at) },
+        ],
+        replacements.data as Row[],
+        'No replacements.',
+      )}
 ${await history(ctx, page, card.id)}<p><a href="${envPath(page.environment, '/cards')}">All cards</a></p>`,
-      });
-    }),
-  );
+    });
+  });
 
-  app.get(
-    '/console/:env/cards/:card/top-ups/:id',
-    pageRoute,
-    withSession(ctx, async (req, reply, page) => {
-      const t = (await getTopUp(ctx.db, callerOf(page), idOf(req, 'card'), idOf(req))) as Row;
-      return sendPage(reply, page, {
-        title: `Card top-up ${t.id}`,
-        section: '/cards',
-        body: html`${summaryCard(t, [
-          ['Card', code(t.card_id)],
-          ['Amount', money(t.amount, t.source_asset)],
-          ['Fee', money(t.fee, t.source_asset)],
-          ['Member pays', money(t.customer_total, t.source_asset)],
-          ['Arrives', money(t.arrival_amount, t.card_currency)],
-          ['Credited', when(t.credited_at)],
-          ['Failure', t.failure_reason ?? ''],
-        ])}${await history(ctx, page, t.id)}<p><a href="${envPath(page.environment, `/cards/${t.card_id}`)}">The
+  getPage(app, ctx, '/console/:env/cards/:card/top-ups/:id', async (req, reply, page) => {
+    const t = (await getTopUp(ctx.db, callerOf(page), idOf(req, 'card'), idOf(req))) as Row;
+    return sendPage(reply, page, {
+      title: `Card top-up ${t.id}`,
+      section: '/cards',
+      body: html`${summaryCard(t, [
+        ['Card', code(t.card_id)],
+        ['Amount', money(t.amount, t.source_asset)],
+        ['Fee', money(t.fee, t.source_asset)],
+        ['Member pays', money(t.customer_total, t.source_asset)],
+        ['Arrives', money(t.arrival_amount, t.card_currency)],
+        ['Credited', when(t.credited_at)],
+        ['Failure', t.failure_reason ?? ''],
+      ])}${await history(ctx, page, t.id)}<p><a href="${envPath(page.environment, `/cards/${t.card_id}`)}">The
              card</a></p>`,
-      });
-    }),
-  );
+    });
+  });
 
-  app.get(
-    '/console/:env/cards/:card/replacements/:id',
-    pageRoute,
-    withSession(ctx, async (req, reply, page) => {
-      const r = (await getReplacement(ctx.db, callerOf(page), idOf(req))) as Row;
-      return sendPage(reply, page, {
-        title: `Card replacement ${r.id}`,
-        section: '/cards',
-        body: html`${summaryCard(r, [
-          ['Card', code(r.card_id)],
-          ['Reason', r.reason],
-          ['New card', code(r.new_card_id)],
-          ['Returned', money(r.returned_amount, r.asset)],
-          ['Completed', when(r.completed_at)],
-          ['Failure', r.failure_reason ?? ''],
-        ])}${await history(ctx, page, r.id)}<p><a href="${envPath(page.environment, `/cards/${r.card_id}`)}">The
+  getPage(app, ctx, '/console/:env/cards/:card/replacements/:id', async (req, reply, page) => {
+    const r = (await getReplacement(ctx.db, callerOf(page), idOf(req))) as Row;
+    return sendPage(reply, page, {
+      title: `Card replacement ${r.id}`,
+      section: '/cards',
+      body: html`${summaryCard(r, [
+        ['Card', code(r.card_id)],
+        ['Reason', r.reason],
+        ['New card', code(r.new_card_id)],
+        ['Returned', money(r.returned_amount, r.asset)],
+        ['Completed', when(r.completed_at)],
+        ['Failure', r.failure_reason ?? ''],
+      ])}${await history(ctx, page, r.id)}<p><a href="${envPath(page.environment, `/cards/${r.card_id}`)}">The
              card</a></p>`,
-      });
-    }),
-  );
+    });
+  });
 }

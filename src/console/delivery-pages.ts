@@ -1,9 +1,9 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { deliveryStatuses, listDeliveries, redeliver, redeliverAction } from '../modules/webhooks/index.js';
-import { attempt, callerOf, type PageRequest } from './http.js';
+import { attempt, callerOf } from './http.js';
 
 import { audit } from './audit.js';
 import { apiCalls, deliveryAttempts, deliveryEndpoints, endpointUrls } from './queries/webhooks.js';
@@ -21,7 +21,7 @@ import {
   when,
 } from './views.js';
 import { selectInput } from './fields.js';
-import { withChange, withSession, pageRoute } from './guards.js';
+import { getPage, postChange, type RedrawnPage } from './guards.js';
 
 /**
  * The delivery log (filter by status, each attempt, redelivery) and the API call log. The reads and
@@ -30,14 +30,7 @@ import { withChange, withSession, pageRoute } from './guards.js';
 
 const idOf = (req: FastifyRequest) => (req.params as { id: string }).id;
 
-async function deliveriesPage(
-  ctx: ServiceContext,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  page: PageRequest,
-  extra: { problem?: string; notice?: string } = {},
-  status = 200,
-) {
+const deliveriesPage: RedrawnPage = async (ctx, req, reply, page, extra = {}, status = 200) => {
   const q = req.query as { status?: string; cursor?: string };
   const filter = (deliveryStatuses as readonly string[]).includes(q.status ?? '') ? q.status! : '';
   const list = await listDeliveries(ctx.db, callerOf(page), {
@@ -121,63 +114,51 @@ ${table(
     },
     status,
   );
-}
+};
 
 export function registerDeliveryPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get(
-    '/console/:env/deliveries',
-    pageRoute,
-    withSession(ctx, (req, reply, page) => deliveriesPage(ctx, req, reply, page)),
-  );
+  getPage(app, ctx, '/console/:env/deliveries', (req, reply, page) => deliveriesPage(ctx, req, reply, page));
 
-  app.post(
-    '/console/:env/deliveries/:id/redeliver',
-    pageRoute,
-    withChange(ctx, 'webhooks.write', async (req, reply, page) => {
-      const r = await attempt(ctx, async (trx) => {
-        const done = await redeliver(trx, callerOf(page), idOf(req), await ctx.clock.now(trx, callerOf(page)));
-        await audit(trx, page.session, page.environment, 'webhook_delivery.redeliver', done.id, '', page.now);
-        return done;
-      });
-      if (!r.ok) return deliveriesPage(ctx, req, reply, page, { problem: r.problem }, 400);
-      return deliveriesPage(ctx, req, reply, page, { notice: `Delivery ${r.value.id} is queued again.` });
-    }),
-  );
+  postChange(app, ctx, '/console/:env/deliveries/:id/redeliver', 'webhooks.write', async (req, reply, page) => {
+    const r = await attempt(ctx, async (trx) => {
+      const done = await redeliver(trx, callerOf(page), idOf(req), await ctx.clock.now(trx, callerOf(page)));
+      await audit(trx, page.session, page.environment, 'webhook_delivery.redeliver', done.id, '', page.now);
+      return done;
+    });
+    if (!r.ok) return deliveriesPage(ctx, req, reply, page, { problem: r.problem }, 400);
+    return deliveriesPage(ctx, req, reply, page, { notice: `Delivery ${r.value.id} is queued again.` });
+  });
 
-  app.get(
-    '/console/:env/api-log',
-    pageRoute,
-    withSession(ctx, async (req, reply, page) => {
-      const beforeText = (req.query as { before?: string }).before ?? '';
-      const before = /^[0-9]{1,18}$/.test(beforeText) ? BigInt(beforeText) : undefined;
-      await ctx.apiCallLog.flush();
-      const rows = await apiCalls(ctx.db, page.session.merchantId, page.environment, 50, before);
-      const last = rows.length === 50 ? rows[rows.length - 1] : undefined;
-      return sendPage(reply, page, {
-        title: 'API calls',
-        section: '/api-log',
-        body: html`<p>The newest calls first. Quote the request id when you ask for support.</p>${table(
-          'API calls',
-          [
-            { label: `Time${realTimeMark(page)}`, cell: (c: (typeof rows)[number]) => when(c.created_at) },
-            { label: 'Request id', cell: (c) => longValue(c.request_id) },
-            { label: 'Call', cell: (c) => longValue(`${c.method} ${c.path}`) },
-            {
-              label: 'Status',
-              cell: (c) =>
-                badge(String(c.status_code), c.status_code < 400 ? 'ok' : c.status_code < 500 ? 'warn' : 'bad'),
-            },
-            { label: 'Duration', cell: (c) => `${c.duration_ms} ms`, num: true },
-          ],
-          rows,
-          'No calls in this environment yet.',
-        )}${
-          last
-            ? html`<p><a href="${envPath(page.environment, '/api-log')}?before=${String(last.id)}">Older
+  getPage(app, ctx, '/console/:env/api-log', async (req, reply, page) => {
+    const beforeText = (req.query as { before?: string }).before ?? '';
+    const before = /^[0-9]{1,18}$/.test(beforeText) ? BigInt(beforeText) : undefined;
+    await ctx.apiCallLog.flush();
+    const rows = await apiCalls(ctx.db, page.session.merchantId, page.environment, 50, before);
+    const last = rows.length === 50 ? rows[rows.length - 1] : undefined;
+    return sendPage(reply, page, {
+      title: 'API calls',
+      section: '/api-log',
+      body: html`<p>The newest calls first. Quote the request id when you ask for support.</p>${table(
+        'API calls',
+        [
+          { label: `Time${realTimeMark(page)}`, cell: (c: (typeof rows)[number]) => when(c.created_at) },
+          { label: 'Request id', cell: (c) => longValue(c.request_id) },
+          { label: 'Call', cell: (c) => longValue(`${c.method} ${c.path}`) },
+          {
+            label: 'Status',
+            cell: (c) =>
+              badge(String(c.status_code), c.status_code < 400 ? 'ok' : c.status_code < 500 ? 'warn' : 'bad'),
+          },
+          { label: 'Duration', cell: (c) => `${c.duration_ms} ms`, num: true },
+        ],
+        rows,
+        'No calls in this environment yet.',
+      )}${
+        last
+          ? html`<p><a href="${envPath(page.environment, '/api-log')}?before=${String(last.id)}">Older
              calls</a></p>`
-            : ''
-        }`,
-      });
-    }),
-  );
+          : ''
+      }`,
+    });
+  });
 }

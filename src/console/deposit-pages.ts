@@ -8,20 +8,17 @@ import { callerOf, cursorOf } from './http.js';
 import { history } from './history.js';
 
 import { badge, envPath, nextPageLink, sendPage, shortId, table, when } from './views.js';
-import { withSession, pageRoute } from './guards.js';
+import { getPage } from './guards.js';
 
 /** Deposits, read only: the list and one deposit with its state history and ledger postings. */
 
 export function registerDepositPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get(
-    '/console/:env/deposits/:id',
-    pageRoute,
-    withSession(ctx, async (req, reply, page) => {
-      const d = await getDeposit(ctx.db, callerOf(page), (req.params as { id: string }).id);
-      return sendPage(reply, page, {
-        title: `Deposit ${d.id}`,
-        section: '/deposits',
-        body: html`<div class="card"><dl class="summary"><dt>Status</dt><dd>${badge(d.status, 'ok')}</dd>
+  getPage(app, ctx, '/console/:env/deposits/:id', async (req, reply, page) => {
+    const d = await getDeposit(ctx.db, callerOf(page), (req.params as { id: string }).id);
+    return sendPage(reply, page, {
+      title: `Deposit ${d.id}`,
+      section: '/deposits',
+      body: html`<div class="card"><dl class="summary"><dt>Status</dt><dd>${badge(d.status, 'ok')}</dd>
             <dt>Member</dt><dd><code>${d.member_id}</code></dd><dt>Amount</dt><dd>${d.amount} ${d.asset}</dd>
               <dt>Network</dt><dd>${d.network}</dd><dt>Transaction</dt><dd><code>${d.tx_hash}</code></dd>
                 <dt>Created</dt><dd>${when(d.created_at)}</dd></dl></div>${await history(
@@ -29,37 +26,32 @@ export function registerDepositPages(app: AppInstance, ctx: ServiceContext): voi
                   page,
                   d.id,
                 )}<p><a href="${envPath(page.environment, '/deposits')}">All deposits</a></p>`,
-      });
-    }),
-  );
+    });
+  });
 
-  app.get(
-    '/console/:env/deposits',
-    pageRoute,
-    withSession(ctx, async (req, reply, page) => {
-      const list = await listDeposits(ctx.db, callerOf(page), { limit: 25, cursor: cursorOf(req) });
-      type D = (typeof list.data)[number];
-      return sendPage(reply, page, {
-        title: 'Deposits',
-        section: '/deposits',
-        body: html`${table(
-          'Deposits, newest first',
-          [
-            {
-              label: 'Deposit',
-              cell: (d: D) => html`<a href="${envPath(page.environment, `/deposits/${d.id}`)}">${shortId(d.id)}</a>`,
-            },
-            { label: 'Member', cell: (d) => shortId(d.member_id) },
-            { label: 'Amount', cell: (d) => `${d.amount} ${d.asset}`, num: true },
-            { label: 'Network', cell: (d) => d.network },
-            { label: 'Transaction', cell: (d) => shortId(d.tx_hash) },
-            { label: 'Status', cell: (d) => badge(d.status, 'ok') },
-            { label: 'Created', cell: (d) => when(d.created_at) },
-          ],
-          list.data,
-          'No deposits in this environment yet.',
-        )}${nextPageLink(envPath(page.environment, '/deposits'), list.next_cursor)}`,
-      });
-    }),
-  );
+  getPage(app, ctx, '/console/:env/deposits', async (req, reply, page) => {
+    const list = await listDeposits(ctx.db, callerOf(page), { limit: 25, cursor: cursorOf(req) });
+    type D = (typeof list.data)[number];
+    return sendPage(reply, page, {
+      title: 'Deposits',
+      section: '/deposits',
+      body: html`${table(
+        'Deposits, newest first',
+        [
+          {
+            label: 'Deposit',
+            cell: (d: D) => html`<a href="${envPath(page.environment, `/deposits/${d.id}`)}">${shortId(d.id)}</a>`,
+          },
+          { label: 'Member', cell: (d) => shortId(d.member_id) },
+          { label: 'Amount', cell: (d) => `${d.amount} ${d.asset}`, num: true },
+          { label: 'Network', cell: (d) => d.network },
+          { label: 'Transaction', cell: (d) => shortId(d.tx_hash) },
+          { label: 'Status', cell: (d) => badge(d.status, 'ok') },
+          { label: 'Created', cell: (d) => when(d.created_at) },
+        ],
+        list.data,
+        'No deposits in this environment yet.',
+      )}${nextPageLink(envPath(page.environment, '/deposits'), list.next_cursor)}`,
+    });
+  });
 }

@@ -11,7 +11,7 @@ import { endpointDeliveries } from './queries/webhooks.js';
 import { can } from './rules.js';
 import { badge, envPath, sendPage, table, when } from './views.js';
 import { csrfInput, selectInput, textInput } from './fields.js';
-import { withChange, withSession, pageRoute } from './guards.js';
+import { getPage, postChange } from './guards.js';
 
 /**
  * A webhook endpoint's page (extensions 11, docs/events.md): its latest deliveries and the Replay
@@ -103,61 +103,53 @@ async function endpointPage(
 }
 
 export function registerEndpointPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get(
-    '/console/:env/webhooks/:id',
-    pageRoute,
-    withSession(ctx, (req, reply, page) => endpointPage(ctx, req, reply, page)),
-  );
-  app.post(
-    '/console/:env/webhooks/:id/replay',
-    pageRoute,
-    withChange(ctx, 'webhooks.write', async (req, reply, page) => {
-      const form = formOf(req);
-      const values = {
-        since: one(form, 'since').trim(),
-        until: one(form, 'until').trim(),
-        only_failed: one(form, 'only_failed') === 'false' ? 'false' : 'true',
-      };
-      if (!isTime(values.since) || (values.until !== '' && !isTime(values.until))) {
-        return endpointPage(
-          ctx,
-          req,
-          reply,
-          page,
-          { problem: 'Give the times in ISO 8601, such as 2026-01-31T12:00:00Z.', values },
-          400,
-        );
-      }
-      const id = (req.params as { id: string }).id;
-      const r = await attempt(ctx, async (trx) => {
-        const done = await replayEndpoint(
-          trx,
-          callerOf(page),
-          id,
-          {
-            since: new Date(values.since).toISOString(),
-            ...(values.until ? { until: new Date(values.until).toISOString() } : {}),
-            only_failed: values.only_failed === 'true',
-          },
-          await ctx.clock.now(trx, callerOf(page)),
-          ctx.config.eventRetentionDays,
-        );
-        await audit(
-          trx,
-          page.session,
-          page.environment,
-          'webhook_endpoint.replay',
-          done.id,
-          `${values.since}..${values.until || 'now'} only_failed=${values.only_failed} queued=${done.queued}`,
-          page.now,
-        );
-        return done;
-      });
-      if (!r.ok) return endpointPage(ctx, req, reply, page, { problem: r.problem, values }, 400);
-      return endpointPage(ctx, req, reply, page, {
-        notice: `${r.value.queued} ${r.value.queued === 1 ? 'delivery' : 'deliveries'} queued.`,
-        values,
-      });
-    }),
-  );
+  getPage(app, ctx, '/console/:env/webhooks/:id', (req, reply, page) => endpointPage(ctx, req, reply, page));
+  postChange(app, ctx, '/console/:env/webhooks/:id/replay', 'webhooks.write', async (req, reply, page) => {
+    const form = formOf(req);
+    const values = {
+      since: one(form, 'since').trim(),
+      until: one(form, 'until').trim(),
+      only_failed: one(form, 'only_failed') === 'false' ? 'false' : 'true',
+    };
+    if (!isTime(values.since) || (values.until !== '' && !isTime(values.until))) {
+      return endpointPage(
+        ctx,
+        req,
+        reply,
+        page,
+        { problem: 'Give the times in ISO 8601, such as 2026-01-31T12:00:00Z.', values },
+        400,
+      );
+    }
+    const id = (req.params as { id: string }).id;
+    const r = await attempt(ctx, async (trx) => {
+      const done = await replayEndpoint(
+        trx,
+        callerOf(page),
+        id,
+        {
+          since: new Date(values.since).toISOString(),
+          ...(values.until ? { until: new Date(values.until).toISOString() } : {}),
+          only_failed: values.only_failed === 'true',
+        },
+        await ctx.clock.now(trx, callerOf(page)),
+        ctx.config.eventRetentionDays,
+      );
+      await audit(
+        trx,
+        page.session,
+        page.environment,
+        'webhook_endpoint.replay',
+        done.id,
+        `${values.since}..${values.until || 'now'} only_failed=${values.only_failed} queued=${done.queued}`,
+        page.now,
+      );
+      return done;
+    });
+    if (!r.ok) return endpointPage(ctx, req, reply, page, { problem: r.problem, values }, 400);
+    return endpointPage(ctx, req, reply, page, {
+      notice: `${r.value.queued} ${r.value.queued === 1 ? 'delivery' : 'deliveries'} queued.`,
+      values,
+    });
+  });
 }

@@ -8,7 +8,7 @@ import { callerOf, type PageRequest } from './http.js';
 import { eventDeliveries } from './queries/webhooks.js';
 import { badge, envPath, nextPageLink, sendPage, shortId, table, when } from './views.js';
 import { selectInput, textInput } from './fields.js';
-import { withSession, pageRoute } from './guards.js';
+import { getPage } from './guards.js';
 
 /**
  * Events (extensions 11, docs/events.md): the Events page with the API's filters, one event with
@@ -149,14 +149,6 @@ async function eventPage(ctx: ServiceContext, req: FastifyRequest, reply: Fastif
 }
 
 export function registerEventPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get(
-    '/console/:env/events',
-    pageRoute,
-    withSession(ctx, (req, reply, page) => eventsPage(ctx, req, reply, page)),
-  );
-  app.get(
-    '/console/:env/events/:id',
-    pageRoute,
-    withSession(ctx, (req, reply, page) => eventPage(ctx, req, reply, page)),
-  );
+  getPage(app, ctx, '/console/:env/events', (req, reply, page) => eventsPage(ctx, req, reply, page));
+  getPage(app, ctx, '/console/:env/events/:id', (req, reply, page) => eventPage(ctx, req, reply, page));
 }

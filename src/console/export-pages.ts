@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
@@ -19,7 +19,7 @@ import { can } from './rules.js';
 import { badge, envPath, nextPageLink, sendPage, shortId, table, when } from './views.js';
 import { csrfInput, selectInput, textInput } from './fields.js';
 import { instant } from './ledger-pages.js';
-import { withChange, withSession, pageRoute } from './guards.js';
+import { getPage, postChange, type RedrawnPage } from './guards.js';
 
 /**
  * Exports (extensions 13): request one, follow its progress, download the file. The export job is
@@ -29,14 +29,7 @@ import { withChange, withSession, pageRoute } from './guards.js';
 const scopeOf = (page: PageRequest) => ({ merchantId: page.session.merchantId, environment: page.environment });
 const queryOf = (req: FastifyRequest) => req.query as Record<string, string | undefined>;
 
-async function exportsPage(
-  ctx: ServiceContext,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  page: PageRequest,
-  extra: { problem?: string; notice?: string } = {},
-  status = 200,
-) {
+const exportsPage: RedrawnPage = async (ctx, req, reply, page, extra = {}, status = 200) => {
   const list = await listExports(ctx.db, scopeOf(page), { limit: 25, cursor: queryOf(req).cursor });
   const base = envPath(page.environment, '/exports');
   const canWrite = can(page.session.role, 'exports.write');
@@ -95,61 +88,49 @@ async function exportsPage(
     },
     status,
   );
-}
+};
 
 export function registerExportPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get(
-    '/console/:env/exports',
-    pageRoute,
-    withSession(ctx, (req, reply, page) => exportsPage(ctx, req, reply, page)),
-  );
+  getPage(app, ctx, '/console/:env/exports', (req, reply, page) => exportsPage(ctx, req, reply, page));
 
-  app.post(
-    '/console/:env/exports',
-    pageRoute,
-    withChange(ctx, 'exports.write', async (req, reply, page) => {
-      const form = formOf(req);
-      const from = instant(one(form, 'from'));
-      const to = instant(one(form, 'to'));
-      const kind = one(form, 'kind') as ExportKind;
-      if (!from || !to || from === 'bad' || to === 'bad')
-        return exportsPage(ctx, req, reply, page, { problem: 'Give both dates.' }, 400);
-      if (!(exportKinds as readonly string[]).includes(kind))
-        return exportsPage(ctx, req, reply, page, { problem: 'Choose a kind.' }, 400);
-      const r = await attempt(ctx, async (trx) => {
-        const x = await createExport(trx, ctx.clock, scopeOf(page), {
-          kind,
-          created_gte: from.toISOString(),
-          created_lt: to.toISOString(),
-          format: one(form, 'format') === 'jsonl' ? 'jsonl' : 'csv',
-        });
-        await audit(
-          trx,
-          page.session,
-          page.environment,
-          'export.create',
-          x.id,
-          `${kind} ${from.toISOString()} to ${to.toISOString()}`,
-          page.now,
-        );
-        return x;
+  postChange(app, ctx, '/console/:env/exports', 'exports.write', async (req, reply, page) => {
+    const form = formOf(req);
+    const from = instant(one(form, 'from'));
+    const to = instant(one(form, 'to'));
+    const kind = one(form, 'kind') as ExportKind;
+    if (!from || !to || from === 'bad' || to === 'bad')
+      return exportsPage(ctx, req, reply, page, { problem: 'Give both dates.' }, 400);
+    if (!(exportKinds as readonly string[]).includes(kind))
+      return exportsPage(ctx, req, reply, page, { problem: 'Choose a kind.' }, 400);
+    const r = await attempt(ctx, async (trx) => {
+      const x = await createExport(trx, ctx.clock, scopeOf(page), {
+        kind,
+        created_gte: from.toISOString(),
+        created_lt: to.toISOString(),
+        format: one(form, 'format') === 'jsonl' ? 'jsonl' : 'csv',
       });
-      if (!r.ok) return exportsPage(ctx, req, reply, page, { problem: r.problem }, 400);
-      return redirect(reply, `${envPath(page.environment, '/exports')}?requested=${r.value.id}`);
-    }),
-  );
+      await audit(
+        trx,
+        page.session,
+        page.environment,
+        'export.create',
+        x.id,
+        `${kind} ${from.toISOString()} to ${to.toISOString()}`,
+        page.now,
+      );
+      return x;
+    });
+    if (!r.ok) return exportsPage(ctx, req, reply, page, { problem: r.problem }, 400);
+    return redirect(reply, `${envPath(page.environment, '/exports')}?requested=${r.value.id}`);
+  });
 
-  app.get(
-    '/console/:env/exports/:id/file',
-    pageRoute,
-    withSession(ctx, async (req, reply, page) => {
-      try {
-        const file = await openExportFile(ctx.db, ctx.clock, scopeOf(page), (req.params as { id: string }).id);
-        return reply.code(200).headers(exportFileHeaders(file)).send(file.body);
-      } catch (err) {
-        if (!(err instanceof ApiError)) throw err;
-        return exportsPage(ctx, req, reply, page, { problem: err.message }, 404);
-      }
-    }),
-  );
+  getPage(app, ctx, '/console/:env/exports/:id/file', async (req, reply, page) => {
+    try {
+      const file = await openExportFile(ctx.db, ctx.clock, scopeOf(page), (req.params as { id: string }).id);
+      return reply.code(200).headers(exportFileHeaders(file)).send(file.body);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      return exportsPage(ctx, req, reply, page, { problem: err.message }, 404);
+    }
+  });
 }

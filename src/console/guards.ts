@@ -5,6 +5,7 @@
  * all answer the same page (refusedPage).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppInstance } from '../platform/app-instance.js';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
 import { html } from '../modules/hosted-screens/index.js';
@@ -18,6 +19,16 @@ import { envPath, sendPage } from './views.js';
 export const pageRoute = { config: { access: { scope: 'public' as const } }, schema: { hide: true } };
 
 export type PageHandler = (req: FastifyRequest, reply: FastifyReply, page: PageRequest) => Promise<unknown>;
+
+/** A page its GET draws, and its POSTs draw again with what they say (a problem or a notice) and their status. */
+export type RedrawnPage = (
+  ctx: ServiceContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  page: PageRequest,
+  extra?: { problem?: string; notice?: string },
+  status?: number,
+) => Promise<unknown>;
 
 /** A GET page: signed in, the environment of its URL. */
 export function withSession(ctx: ServiceContext, handler: PageHandler) {
@@ -68,4 +79,20 @@ export function withChange(ctx: ServiceContext, permission: Permission | 'sessio
     if (permission !== 'session' && !can(s.session.role, permission)) return refusedPage(page, reply, 'role');
     return handler(req, reply, page);
   };
+}
+
+/** Registers a GET page at `path`, through withSession. */
+export function getPage(app: AppInstance, ctx: ServiceContext, path: string, handler: PageHandler): void {
+  app.get(path, pageRoute, withSession(ctx, handler));
+}
+
+/** Registers a POST change at `path`, through withChange: the user's role needs `permission`. */
+export function postChange(
+  app: AppInstance,
+  ctx: ServiceContext,
+  path: string,
+  permission: Permission | 'session',
+  handler: PageHandler,
+): void {
+  app.post(path, pageRoute, withChange(ctx, permission, handler));
 }

@@ -27,7 +27,7 @@ import {
   unmatchedProblem,
   type KeyRow,
 } from './key-views.js';
-import { withChange, withSession, pageRoute } from './guards.js';
+import { getPage, postChange } from './guards.js';
 
 function createForm(
   page: PageRequest,
@@ -120,72 +120,62 @@ function expiryFrom(value: string): Date | null | 'bad' {
 }
 
 export function registerKeyPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get(
-    '/console/:env/keys',
-    pageRoute,
-    withSession(ctx, (_req, reply, page) => listPage(ctx, reply, page)),
-  );
+  getPage(app, ctx, '/console/:env/keys', (_req, reply, page) => listPage(ctx, reply, page));
 
-  app.post(
-    '/console/:env/keys',
-    pageRoute,
-    withChange(ctx, 'keys.write', async (req, reply, page) => {
-      const form = formOf(req);
-      const values = {
-        scopes: all(form, 'scopes'),
-        allowlist: allowlistLines(one(form, 'ip_allowlist')).join('\n'),
-        expires: one(form, 'expires'),
-      };
-      const intent = one(form, 'intent');
-      const unmatched = neverMatching(values.allowlist);
-      if (intent === 'preview')
-        return listPage(ctx, reply, page, {
-          form: values,
-          preview: { clientIp: req.ip, unmatched: unmatched.length > 0 },
-        });
-      if (unmatched.length > 0 && intent !== 'save-anyway') {
-        return listPage(
-          ctx,
-          reply,
-          page,
-          { form: values, preview: { clientIp: req.ip, unmatched: true }, problem: unmatchedProblem(unmatched) },
-          400,
-        );
-      }
-      const expiresAt = expiryFrom(values.expires);
-      if (expiresAt === 'bad')
-        return listPage(ctx, reply, page, { problem: 'The expiry is not a date and time.', form: values }, 400);
-      if (values.scopes.length === 0)
-        return listPage(ctx, reply, page, { problem: 'Choose at least one scope.', form: values }, 400);
-      const r = await attempt(ctx, async (trx) => {
-        const { scopes, pending } = splitScopes(page.environment, values.scopes);
-        const key = await createKey(
-          trx,
-          {
-            merchantId: page.session.merchantId,
-            environment: page.environment,
-            scopes,
-            pendingScopes: pending,
-            ipAllowlist: values.allowlist,
-            expiresAt,
-          },
-          page.now,
-        );
-        await audit(
-          trx,
-          page.session,
-          page.environment,
-          'api_key.create',
-          key.id,
-          `scopes ${key.scopes.join(' ')}${
-            key.pending_scopes.length ? `; waiting ${key.pending_scopes.join(' ')}` : ''
-          }`,
-          page.now,
-        );
-        return key;
+  postChange(app, ctx, '/console/:env/keys', 'keys.write', async (req, reply, page) => {
+    const form = formOf(req);
+    const values = {
+      scopes: all(form, 'scopes'),
+      allowlist: allowlistLines(one(form, 'ip_allowlist')).join('\n'),
+      expires: one(form, 'expires'),
+    };
+    const intent = one(form, 'intent');
+    const unmatched = neverMatching(values.allowlist);
+    if (intent === 'preview')
+      return listPage(ctx, reply, page, {
+        form: values,
+        preview: { clientIp: req.ip, unmatched: unmatched.length > 0 },
       });
-      if (!r.ok) return listPage(ctx, reply, page, { problem: r.problem, form: values }, 400);
-      return listPage(ctx, reply, page, { top: secretsPanel(r.value, `Key ${r.value.client_id} created`) }, 201);
-    }),
-  );
+    if (unmatched.length > 0 && intent !== 'save-anyway') {
+      return listPage(
+        ctx,
+        reply,
+        page,
+        { form: values, preview: { clientIp: req.ip, unmatched: true }, problem: unmatchedProblem(unmatched) },
+        400,
+      );
+    }
+    const expiresAt = expiryFrom(values.expires);
+    if (expiresAt === 'bad')
+      return listPage(ctx, reply, page, { problem: 'The expiry is not a date and time.', form: values }, 400);
+    if (values.scopes.length === 0)
+      return listPage(ctx, reply, page, { problem: 'Choose at least one scope.', form: values }, 400);
+    const r = await attempt(ctx, async (trx) => {
+      const { scopes, pending } = splitScopes(page.environment, values.scopes);
+      const key = await createKey(
+        trx,
+        {
+          merchantId: page.session.merchantId,
+          environment: page.environment,
+          scopes,
+          pendingScopes: pending,
+          ipAllowlist: values.allowlist,
+          expiresAt,
+        },
+        page.now,
+      );
+      await audit(
+        trx,
+        page.session,
+        page.environment,
+        'api_key.create',
+        key.id,
+        `scopes ${key.scopes.join(' ')}${key.pending_scopes.length ? `; waiting ${key.pending_scopes.join(' ')}` : ''}`,
+        page.now,
+      );
+      return key;
+    });
+    if (!r.ok) return listPage(ctx, reply, page, { problem: r.problem, form: values }, 400);
+    return listPage(ctx, reply, page, { top: secretsPanel(r.value, `Key ${r.value.client_id} created`) }, 201);
+  });
 }

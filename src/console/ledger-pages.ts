@@ -12,7 +12,7 @@ import { audit } from './audit.js';
 import { can, refusalFor } from './rules.js';
 import { askFirst, badge, envPath, nextPageLink, sendConfirmPage, sendPage, shortId, table, when } from './views.js';
 import { csrfInput, selectInput, textInput } from './fields.js';
-import { withChange, withSession, pageRoute } from './guards.js';
+import { getPage, postChange, type RedrawnPage } from './guards.js';
 
 /**
  * Money over time (extensions 13): the balances with an "as of" date and the balance monitors,
@@ -35,14 +35,7 @@ export function instant(value: string | undefined): Date | undefined | 'bad' {
   return Number.isNaN(d.getTime()) ? 'bad' : d;
 }
 
-async function balancesPage(
-  ctx: ServiceContext,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  page: PageRequest,
-  extra: { problem?: string; notice?: string } = {},
-  status = 200,
-) {
+const balancesPage: RedrawnPage = async (ctx, req, reply, page, extra = {}, status = 200) => {
   const scope = scopeOf(page);
   const asOfText = queryOf(req).as_of;
   let asOf = instant(asOfText);
@@ -114,7 +107,7 @@ async function balancesPage(
     },
     status,
   );
-}
+};
 
 async function ledgerPage(ctx: ServiceContext, req: FastifyRequest, reply: FastifyReply, page: PageRequest) {
   const q = queryOf(req);
@@ -183,83 +176,63 @@ async function ledgerPage(ctx: ServiceContext, req: FastifyRequest, reply: Fasti
 }
 
 export function registerLedgerPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get(
-    '/console/:env',
-    pageRoute,
-    withSession(ctx, (req, reply, page) => balancesPage(ctx, req, reply, page)),
-  );
+  getPage(app, ctx, '/console/:env', (req, reply, page) => balancesPage(ctx, req, reply, page));
 
-  app.post(
-    '/console/:env/balance-monitors',
-    pageRoute,
-    withChange(ctx, 'monitors.write', async (req, reply, page) => {
-      const form = formOf(req);
-      const balance = one(form, 'balance') === 'custody' ? ('custody' as const) : ('prepaid' as const);
-      const r = await attempt(ctx, async (trx) => {
-        const m = await createMonitor(trx, ctx.clock, scopeOf(page), {
-          balance,
-          asset: one(form, 'asset').trim(),
-          below: one(form, 'below').trim(),
-        });
-        await audit(
-          trx,
-          page.session,
-          page.environment,
-          'balance_monitor.create',
-          m.id,
-          `${m.balance} ${m.asset} below ${m.below}`,
-          page.now,
-        );
-        return m;
+  postChange(app, ctx, '/console/:env/balance-monitors', 'monitors.write', async (req, reply, page) => {
+    const form = formOf(req);
+    const balance = one(form, 'balance') === 'custody' ? ('custody' as const) : ('prepaid' as const);
+    const r = await attempt(ctx, async (trx) => {
+      const m = await createMonitor(trx, ctx.clock, scopeOf(page), {
+        balance,
+        asset: one(form, 'asset').trim(),
+        below: one(form, 'below').trim(),
       });
-      if (!r.ok) return balancesPage(ctx, req, reply, page, { problem: r.problem }, 400);
-      return redirect(reply, envPath(page.environment));
-    }),
-  );
+      await audit(
+        trx,
+        page.session,
+        page.environment,
+        'balance_monitor.create',
+        m.id,
+        `${m.balance} ${m.asset} below ${m.below}`,
+        page.now,
+      );
+      return m;
+    });
+    if (!r.ok) return balancesPage(ctx, req, reply, page, { problem: r.problem }, 400);
+    return redirect(reply, envPath(page.environment));
+  });
 
   // Removing a monitor ends its state (a new one starts over): a page first names it.
-  app.get(
-    '/console/:env/balance-monitors/:id/delete',
-    pageRoute,
-    withSession(ctx, async (req, reply, page) => {
-      const m = await getMonitor(ctx.db, scopeOf(page), (req.params as { id: string }).id);
-      if (!m) throw new ApiError('not_found', 'No such balance monitor.');
-      const base = envPath(page.environment);
-      return sendConfirmPage(reply, page, {
-        title: 'Remove the balance monitor?',
-        section: '',
-        refused: refusalFor(page.session.role, 'monitors.write', 'change balance monitors'),
-        question: html`Remove the monitor of the ${m.balance} ${m.asset} balance below ${m.below}? No more
+  getPage(app, ctx, '/console/:env/balance-monitors/:id/delete', async (req, reply, page) => {
+    const m = await getMonitor(ctx.db, scopeOf(page), (req.params as { id: string }).id);
+    if (!m) throw new ApiError('not_found', 'No such balance monitor.');
+    const base = envPath(page.environment);
+    return sendConfirmPage(reply, page, {
+      title: 'Remove the balance monitor?',
+      section: '',
+      refused: refusalFor(page.session.role, 'monitors.write', 'change balance monitors'),
+      question: html`Remove the monitor of the ${m.balance} ${m.asset} balance below ${m.below}? No more
              balance_monitor events are sent for it.`,
-        facts: [
-          ['Monitor', html`<code>${m.id}</code>`],
-          ['State', m.state],
-        ],
-        action: `${base}/balance-monitors/${m.id}/delete`,
-        button: 'Yes, remove the monitor',
-        danger: true,
-        back: base,
-      });
-    }),
-  );
+      facts: [
+        ['Monitor', html`<code>${m.id}</code>`],
+        ['State', m.state],
+      ],
+      action: `${base}/balance-monitors/${m.id}/delete`,
+      button: 'Yes, remove the monitor',
+      danger: true,
+      back: base,
+    });
+  });
 
-  app.post(
-    '/console/:env/balance-monitors/:id/delete',
-    pageRoute,
-    withChange(ctx, 'monitors.write', async (req, reply, page) => {
-      const id = (req.params as { id: string }).id;
-      const r = await attempt(ctx, async (trx) => {
-        await deleteMonitor(trx, scopeOf(page), id);
-        await audit(trx, page.session, page.environment, 'balance_monitor.delete', id, '', page.now);
-      });
-      if (!r.ok) return balancesPage(ctx, req, reply, page, { problem: r.problem }, 400);
-      return redirect(reply, envPath(page.environment));
-    }),
-  );
+  postChange(app, ctx, '/console/:env/balance-monitors/:id/delete', 'monitors.write', async (req, reply, page) => {
+    const id = (req.params as { id: string }).id;
+    const r = await attempt(ctx, async (trx) => {
+      await deleteMonitor(trx, scopeOf(page), id);
+      await audit(trx, page.session, page.environment, 'balance_monitor.delete', id, '', page.now);
+    });
+    if (!r.ok) return balancesPage(ctx, req, reply, page, { problem: r.problem }, 400);
+    return redirect(reply, envPath(page.environment));
+  });
 
-  app.get(
-    '/console/:env/ledger',
-    pageRoute,
-    withSession(ctx, (req, reply, page) => ledgerPage(ctx, req, reply, page)),
-  );
+  getPage(app, ctx, '/console/:env/ledger', (req, reply, page) => ledgerPage(ctx, req, reply, page));
 }

@@ -22,7 +22,7 @@ import {
   when,
 } from './views.js';
 import { selectInput } from './fields.js';
-import { withChange, withSession, pageRoute } from './guards.js';
+import { getPage, postChange } from './guards.js';
 
 /**
  * Money: members with their balances and KYC level (the balances page, with its "as of" date and
@@ -32,143 +32,124 @@ import { withChange, withSession, pageRoute } from './guards.js';
  */
 
 export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get(
-    '/console/:env/members',
-    pageRoute,
-    withSession(ctx, async (req, reply, page) => {
-      const list = await listMembers(ctx.db, page.session.merchantId, page.environment, {
-        limit: 25,
-        cursor: cursorOf(req),
-      });
-      const balances = new Map(
-        await Promise.all(
-          list.data.map(async (m) => [m.id, await memberBalances(ctx.db, page.environment, m.id)] as const),
-        ),
-      );
-      type M = (typeof list.data)[number];
-      return sendPage(reply, page, {
-        title: 'Members',
-        section: '/members',
-        body: html`${table(
-          'Members, newest first',
-          [
-            { label: 'Member', cell: (m: M) => html`<code>${m.external_member_id}</code><br>${shortId(m.id)}` },
-            { label: 'Status', cell: (m) => badge(m.status, m.status === 'active' ? 'ok' : 'bad') },
-            { label: 'KYC level', cell: (m) => String(m.kyc_level), num: true },
-            {
-              label: 'Balances',
-              cell: (m) => {
-                const b = balances.get(m.id) ?? [];
-                return b.length === 0
-                  ? 'none'
-                  : html`<ul>${b.map(
-                      (x) =>
-                        html`<li>${x.asset}: ${x.available} available${
-                          x.frozen !== '0' && !/^0(\.0+)?$/.test(x.frozen) ? `, ${x.frozen} frozen` : ''
-                        }${/^0(\.0+)?$/.test(x.withdrawing) ? '' : `, ${x.withdrawing} withdrawing`}</li>`,
-                    )}</ul>`;
-              },
+  getPage(app, ctx, '/console/:env/members', async (req, reply, page) => {
+    const list = await listMembers(ctx.db, page.session.merchantId, page.environment, {
+      limit: 25,
+      cursor: cursorOf(req),
+    });
+    const balances = new Map(
+      await Promise.all(
+        list.data.map(async (m) => [m.id, await memberBalances(ctx.db, page.environment, m.id)] as const),
+      ),
+    );
+    type M = (typeof list.data)[number];
+    return sendPage(reply, page, {
+      title: 'Members',
+      section: '/members',
+      body: html`${table(
+        'Members, newest first',
+        [
+          { label: 'Member', cell: (m: M) => html`<code>${m.external_member_id}</code><br>${shortId(m.id)}` },
+          { label: 'Status', cell: (m) => badge(m.status, m.status === 'active' ? 'ok' : 'bad') },
+          { label: 'KYC level', cell: (m) => String(m.kyc_level), num: true },
+          {
+            label: 'Balances',
+            cell: (m) => {
+              const b = balances.get(m.id) ?? [];
+              return b.length === 0
+                ? 'none'
+                : html`<ul>${b.map(
+                    (x) =>
+                      html`<li>${x.asset}: ${x.available} available${
+                        x.frozen !== '0' && !/^0(\.0+)?$/.test(x.frozen) ? `, ${x.frozen} frozen` : ''
+                      }${/^0(\.0+)?$/.test(x.withdrawing) ? '' : `, ${x.withdrawing} withdrawing`}</li>`,
+                  )}</ul>`;
             },
-            { label: 'Created', cell: (m) => when(m.created_at) },
-          ],
-          list.data,
-          'No members in this environment yet.',
-        )}${nextPageLink(envPath(page.environment, '/members'), list.next_cursor)}`,
-      });
-    }),
-  );
+          },
+          { label: 'Created', cell: (m) => when(m.created_at) },
+        ],
+        list.data,
+        'No members in this environment yet.',
+      )}${nextPageLink(envPath(page.environment, '/members'), list.next_cursor)}`,
+    });
+  });
 
-  app.get(
-    '/console/:env/withdrawals',
-    pageRoute,
-    withSession(ctx, (req, reply, page) => withdrawalsPage(ctx, req, reply, page)),
-  );
+  getPage(app, ctx, '/console/:env/withdrawals', (req, reply, page) => withdrawalsPage(ctx, req, reply, page));
 
   for (const action of ['confirm', 'fail'] as const) {
-    app.post(
-      `/console/:env/withdrawals/:id/${action}`,
-      pageRoute,
-      withChange(ctx, 'withdrawals.write', async (req, reply, page) => {
-        const id = (req.params as { id: string }).id;
-        const r = await attempt(ctx, async (trx) => {
-          const done =
-            action === 'confirm'
-              ? await confirmWithdrawal(trx, callerOf(page), id)
-              : await failWithdrawal(trx, callerOf(page), id);
-          await audit(
-            trx,
-            page.session,
-            page.environment,
-            `withdrawal.${action}`,
-            done.id,
-            `status ${done.status}`,
-            page.now,
-          );
-          return done;
-        });
-        if (!r.ok)
-          return withdrawalsPage(ctx, req, reply, page, { problem: `Withdrawal ${shortText(id)}: ${r.problem}` }, 400);
-        return redirect(
-          reply,
-          `${envPath(page.environment, '/withdrawals')}?done=${action === 'confirm' ? 'settled' : 'failed'}` +
-            `&id=${encodeURIComponent(id)}`,
+    postChange(app, ctx, `/console/:env/withdrawals/:id/${action}`, 'withdrawals.write', async (req, reply, page) => {
+      const id = (req.params as { id: string }).id;
+      const r = await attempt(ctx, async (trx) => {
+        const done =
+          action === 'confirm'
+            ? await confirmWithdrawal(trx, callerOf(page), id)
+            : await failWithdrawal(trx, callerOf(page), id);
+        await audit(
+          trx,
+          page.session,
+          page.environment,
+          `withdrawal.${action}`,
+          done.id,
+          `status ${done.status}`,
+          page.now,
         );
-      }),
-    );
+        return done;
+      });
+      if (!r.ok)
+        return withdrawalsPage(ctx, req, reply, page, { problem: `Withdrawal ${shortText(id)}: ${r.problem}` }, 400);
+      return redirect(
+        reply,
+        `${envPath(page.environment, '/withdrawals')}?done=${action === 'confirm' ? 'settled' : 'failed'}` +
+          `&id=${encodeURIComponent(id)}`,
+      );
+    });
 
     // The step before: a page that names the withdrawal, its money and where it goes.
-    app.get(
-      `/console/:env/withdrawals/:id/${action}`,
-      pageRoute,
-      withSession(ctx, async (req, reply, page) => {
-        const w = await getWithdrawal(ctx.db, callerOf(page), (req.params as { id: string }).id);
-        const base = envPath(page.environment, '/withdrawals');
-        const refused = !can(page.session.role, 'withdrawals.write')
-          ? `Your role (${page.session.role}) cannot confirm or fail a withdrawal.`
-          : w.status !== 'locked'
-            ? `This withdrawal is ${w.status} already.`
-            : undefined;
-        return sendConfirmPage(reply, page, {
-          title: action === 'confirm' ? 'Confirm the payout?' : 'Fail the withdrawal?',
-          section: '/withdrawals',
-          refused,
-          question:
-            action === 'confirm'
-              ? html`Confirm that you paid out withdrawal ${shortText(w.id)}: ${w.amount} ${w.asset} to ${
-                  w.network
-                } ${w.address}? The member's money leaves for good.`
-              : html`Fail withdrawal ${shortText(w.id)} for ${w.amount} ${w.asset}? The member gets the money back;
-                   the withdrawal cannot be confirmed afterwards.`,
-          facts: [
-            ['Withdrawal', html`<code>${w.id}</code>`],
-            ['Member', html`<code>${w.member_id}</code>`],
-            ['Amount', `${w.amount} ${w.asset} (fee ${w.fee})`],
-            ['To', html`${w.network} <code>${w.address}</code>`],
-            ['Created', when(w.created_at)],
-          ],
-          action: `${base}/${w.id}/${action}`,
-          button:
-            action === 'confirm'
-              ? `Yes, confirm the payout of ${w.amount} ${w.asset}`
-              : `Yes, fail it and return ${w.amount} ${w.asset}`,
-          danger: action === 'fail',
-          back: `${base}/${w.id}`,
-        });
-      }),
-    );
-  }
-
-  app.get(
-    '/console/:env/withdrawals/:id',
-    pageRoute,
-    withSession(ctx, async (req, reply, page) => {
+    getPage(app, ctx, `/console/:env/withdrawals/:id/${action}`, async (req, reply, page) => {
       const w = await getWithdrawal(ctx.db, callerOf(page), (req.params as { id: string }).id);
       const base = envPath(page.environment, '/withdrawals');
-      const canWrite = can(page.session.role, 'withdrawals.write') && w.status === 'locked';
-      return sendPage(reply, page, {
-        title: `Withdrawal ${w.id}`,
+      const refused = !can(page.session.role, 'withdrawals.write')
+        ? `Your role (${page.session.role}) cannot confirm or fail a withdrawal.`
+        : w.status !== 'locked'
+          ? `This withdrawal is ${w.status} already.`
+          : undefined;
+      return sendConfirmPage(reply, page, {
+        title: action === 'confirm' ? 'Confirm the payout?' : 'Fail the withdrawal?',
         section: '/withdrawals',
-        body: html`<div class="card"><dl class="summary"><dt>Status</dt>
+        refused,
+        question:
+          action === 'confirm'
+            ? html`Confirm that you paid out withdrawal ${shortText(w.id)}: ${w.amount} ${w.asset} to ${
+                w.network
+              } ${w.address}? The member's money leaves for good.`
+            : html`Fail withdrawal ${shortText(w.id)} for ${w.amount} ${w.asset}? The member gets the money back;
+                   the withdrawal cannot be confirmed afterwards.`,
+        facts: [
+          ['Withdrawal', html`<code>${w.id}</code>`],
+          ['Member', html`<code>${w.member_id}</code>`],
+          ['Amount', `${w.amount} ${w.asset} (fee ${w.fee})`],
+          ['To', html`${w.network} <code>${w.address}</code>`],
+          ['Created', when(w.created_at)],
+        ],
+        action: `${base}/${w.id}/${action}`,
+        button:
+          action === 'confirm'
+            ? `Yes, confirm the payout of ${w.amount} ${w.asset}`
+            : `Yes, fail it and return ${w.amount} ${w.asset}`,
+        danger: action === 'fail',
+        back: `${base}/${w.id}`,
+      });
+    });
+  }
+
+  getPage(app, ctx, '/console/:env/withdrawals/:id', async (req, reply, page) => {
+    const w = await getWithdrawal(ctx.db, callerOf(page), (req.params as { id: string }).id);
+    const base = envPath(page.environment, '/withdrawals');
+    const canWrite = can(page.session.role, 'withdrawals.write') && w.status === 'locked';
+    return sendPage(reply, page, {
+      title: `Withdrawal ${w.id}`,
+      section: '/withdrawals',
+      body: html`<div class="card"><dl class="summary"><dt>Status</dt>
             <dd>${badge(w.status, w.status === 'settled' ? 'ok' : w.status === 'locked' ? 'warn' : 'bad')}</dd>
               <dt>Member</dt><dd><code>${w.member_id}</code></dd><dt>Amount</dt><dd>${w.amount} ${w.asset} (fee ${
                 w.fee
@@ -183,9 +164,8 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
         )}</div>`
       : ''
   }</div>${await history(ctx, page, w.id)}<p><a href="${base}">All withdrawals</a></p>`,
-      });
-    }),
-  );
+    });
+  });
 }
 
 async function withdrawalsPage(

@@ -24,7 +24,7 @@ import {
   unmatchedProblem,
   type KeyRow,
 } from './key-views.js';
-import { withChange, withSession, pageRoute } from './guards.js';
+import { getPage, postChange } from './guards.js';
 
 const keyId = (req: FastifyRequest) => (req.params as { id: string }).id;
 
@@ -114,148 +114,119 @@ ${extra.preview ? allowlistPreview(draft, req.ip) : ''}`;
 }
 
 export function registerOneKeyPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get(
-    '/console/:env/keys/:id',
-    pageRoute,
-    withSession(ctx, (req, reply, page) => {
-      const saved = (req.query as { saved?: string }).saved;
-      return keyPage(ctx, reply, req, page, {
-        notice:
-          saved === 'allowlist'
-            ? 'The allow-list is saved.'
-            : saved === 'disabled'
-              ? 'This key is disabled.'
-              : undefined,
-      });
-    }),
-  );
+  getPage(app, ctx, '/console/:env/keys/:id', (req, reply, page) => {
+    const saved = (req.query as { saved?: string }).saved;
+    return keyPage(ctx, reply, req, page, {
+      notice:
+        saved === 'allowlist' ? 'The allow-list is saved.' : saved === 'disabled' ? 'This key is disabled.' : undefined,
+    });
+  });
 
   // Disabling and rotating cannot be undone: a page first names the key (and the overlap chosen).
-  app.get(
-    '/console/:env/keys/:id/disable',
-    pageRoute,
-    withSession(ctx, async (req, reply, page) => {
-      const k = await ownedKey(ctx.db, page, keyId(req));
-      const path = envPath(page.environment, `/keys/${k.id}`);
-      return sendConfirmPage(reply, page, {
-        title: 'Disable the key?',
-        section: '/keys',
-        refused: refusalFor(page.session.role, 'keys.write', 'change keys'),
-        question: html`Disable the API key ${k.client_id}? Every call signed with it is refused from now on; a
+  getPage(app, ctx, '/console/:env/keys/:id/disable', async (req, reply, page) => {
+    const k = await ownedKey(ctx.db, page, keyId(req));
+    const path = envPath(page.environment, `/keys/${k.id}`);
+    return sendConfirmPage(reply, page, {
+      title: 'Disable the key?',
+      section: '/keys',
+      refused: refusalFor(page.session.role, 'keys.write', 'change keys'),
+      question: html`Disable the API key ${k.client_id}? Every call signed with it is refused from now on; a
              disabled key cannot be enabled again from the console.`,
-        facts: [
-          ['Client id', html`<code>${k.client_id}</code>`],
-          ['Scopes', scopeList(k)],
-          ['Created', when(k.created_at)],
-        ],
-        action: `${path}/disable`,
-        button: `Yes, disable ${k.client_id}`,
-        danger: true,
-        back: path,
-      });
-    }),
-  );
+      facts: [
+        ['Client id', html`<code>${k.client_id}</code>`],
+        ['Scopes', scopeList(k)],
+        ['Created', when(k.created_at)],
+      ],
+      action: `${path}/disable`,
+      button: `Yes, disable ${k.client_id}`,
+      danger: true,
+      back: path,
+    });
+  });
 
-  app.get(
-    '/console/:env/keys/:id/rotate',
-    pageRoute,
-    withSession(ctx, async (req, reply, page) => {
-      const k = await ownedKey(ctx.db, page, keyId(req));
-      const path = envPath(page.environment, `/keys/${k.id}`);
-      const overlap =
-        overlaps.find((o) => o.value === (req.query as { overlap_seconds?: string }).overlap_seconds) ??
-        overlaps.find((o) => o.value === '86400')!;
-      return sendConfirmPage(reply, page, {
-        title: 'Rotate the key?',
-        section: '/keys',
-        refused: refusalFor(page.session.role, 'keys.write', 'change keys'),
-        question: html`Make a new key in place of ${k.client_id}? ${
-          overlap.value === '0'
-            ? 'The old key stops at once.'
-            : `The old key keeps working for ${overlap.label}, then stops for good.`
-        }`,
-        facts: [
-          ['Client id', html`<code>${k.client_id}</code>`],
-          ['Scopes', scopeList(k)],
-          ['Old key works for', overlap.label],
-        ],
-        action: `${path}/rotate`,
-        button: `Yes, rotate ${k.client_id}`,
-        back: path,
-        fields: { overlap_seconds: overlap.value },
-      });
-    }),
-  );
+  getPage(app, ctx, '/console/:env/keys/:id/rotate', async (req, reply, page) => {
+    const k = await ownedKey(ctx.db, page, keyId(req));
+    const path = envPath(page.environment, `/keys/${k.id}`);
+    const overlap =
+      overlaps.find((o) => o.value === (req.query as { overlap_seconds?: string }).overlap_seconds) ??
+      overlaps.find((o) => o.value === '86400')!;
+    return sendConfirmPage(reply, page, {
+      title: 'Rotate the key?',
+      section: '/keys',
+      refused: refusalFor(page.session.role, 'keys.write', 'change keys'),
+      question: html`Make a new key in place of ${k.client_id}? ${
+        overlap.value === '0'
+          ? 'The old key stops at once.'
+          : `The old key keeps working for ${overlap.label}, then stops for good.`
+      }`,
+      facts: [
+        ['Client id', html`<code>${k.client_id}</code>`],
+        ['Scopes', scopeList(k)],
+        ['Old key works for', overlap.label],
+      ],
+      action: `${path}/rotate`,
+      button: `Yes, rotate ${k.client_id}`,
+      back: path,
+      fields: { overlap_seconds: overlap.value },
+    });
+  });
 
-  app.post(
-    '/console/:env/keys/:id/allowlist',
-    pageRoute,
-    withChange(ctx, 'keys.write', async (req, reply, page) => {
-      const form = formOf(req);
-      // A textarea sends CRLF line ends; the list is kept one trimmed entry per line.
-      const draft = allowlistLines(one(form, 'ip_allowlist')).join('\n');
-      const intent = one(form, 'intent');
-      if (intent !== 'save' && intent !== 'save-anyway')
-        return keyPage(ctx, reply, req, page, { draft, preview: true });
-      const unmatched = neverMatching(draft);
-      if (unmatched.length > 0 && intent !== 'save-anyway')
-        return keyPage(ctx, reply, req, page, { draft, preview: true, problem: unmatchedProblem(unmatched) }, 400);
-      const r = await attempt(ctx, async (trx) => {
-        const key = await ownedKey(trx, page, keyId(req));
-        await updateKey(trx, key.id, { ip_allowlist: draft }, page.now);
-        await audit(
-          trx,
-          page.session,
-          page.environment,
-          'api_key.allowlist',
-          key.id,
-          allowlistLines(draft).join(', '),
-          page.now,
-        );
-      });
-      if (!r.ok) return keyPage(ctx, reply, req, page, { draft, preview: true, problem: r.problem }, 400);
-      return redirect(reply, `${envPath(page.environment, `/keys/${keyId(req)}`)}?saved=allowlist`);
-    }),
-  );
+  postChange(app, ctx, '/console/:env/keys/:id/allowlist', 'keys.write', async (req, reply, page) => {
+    const form = formOf(req);
+    // A textarea sends CRLF line ends; the list is kept one trimmed entry per line.
+    const draft = allowlistLines(one(form, 'ip_allowlist')).join('\n');
+    const intent = one(form, 'intent');
+    if (intent !== 'save' && intent !== 'save-anyway') return keyPage(ctx, reply, req, page, { draft, preview: true });
+    const unmatched = neverMatching(draft);
+    if (unmatched.length > 0 && intent !== 'save-anyway')
+      return keyPage(ctx, reply, req, page, { draft, preview: true, problem: unmatchedProblem(unmatched) }, 400);
+    const r = await attempt(ctx, async (trx) => {
+      const key = await ownedKey(trx, page, keyId(req));
+      await updateKey(trx, key.id, { ip_allowlist: draft }, page.now);
+      await audit(
+        trx,
+        page.session,
+        page.environment,
+        'api_key.allowlist',
+        key.id,
+        allowlistLines(draft).join(', '),
+        page.now,
+      );
+    });
+    if (!r.ok) return keyPage(ctx, reply, req, page, { draft, preview: true, problem: r.problem }, 400);
+    return redirect(reply, `${envPath(page.environment, `/keys/${keyId(req)}`)}?saved=allowlist`);
+  });
 
-  app.post(
-    '/console/:env/keys/:id/rotate',
-    pageRoute,
-    withChange(ctx, 'keys.write', async (req, reply, page) => {
-      const overlap = Number(one(formOf(req), 'overlap_seconds'));
-      if (!overlaps.some((o) => Number(o.value) === overlap))
-        return keyPage(ctx, reply, req, page, { problem: 'Choose how long the old key keeps working.' }, 400);
-      const r = await attempt(ctx, async (trx) => {
-        const key = await ownedKey(trx, page, keyId(req));
-        const next = await rotateKey(trx, key.id, overlap, page.now);
-        await audit(
-          trx,
-          page.session,
-          page.environment,
-          'api_key.rotate',
-          key.id,
-          `new key ${next.id}; overlap ${overlap} s`,
-          page.now,
-        );
-        return next;
-      });
-      if (!r.ok) return keyPage(ctx, reply, req, page, { problem: r.problem }, 400);
-      (req.params as { id: string }).id = r.value.id;
-      return keyPage(ctx, reply, req, page, { top: secretsPanel(r.value, `New key ${r.value.client_id}`) }, 201);
-    }),
-  );
+  postChange(app, ctx, '/console/:env/keys/:id/rotate', 'keys.write', async (req, reply, page) => {
+    const overlap = Number(one(formOf(req), 'overlap_seconds'));
+    if (!overlaps.some((o) => Number(o.value) === overlap))
+      return keyPage(ctx, reply, req, page, { problem: 'Choose how long the old key keeps working.' }, 400);
+    const r = await attempt(ctx, async (trx) => {
+      const key = await ownedKey(trx, page, keyId(req));
+      const next = await rotateKey(trx, key.id, overlap, page.now);
+      await audit(
+        trx,
+        page.session,
+        page.environment,
+        'api_key.rotate',
+        key.id,
+        `new key ${next.id}; overlap ${overlap} s`,
+        page.now,
+      );
+      return next;
+    });
+    if (!r.ok) return keyPage(ctx, reply, req, page, { problem: r.problem }, 400);
+    (req.params as { id: string }).id = r.value.id;
+    return keyPage(ctx, reply, req, page, { top: secretsPanel(r.value, `New key ${r.value.client_id}`) }, 201);
+  });
 
-  app.post(
-    '/console/:env/keys/:id/disable',
-    pageRoute,
-    withChange(ctx, 'keys.write', async (req, reply, page) => {
-      const r = await attempt(ctx, async (trx) => {
-        const key = await ownedKey(trx, page, keyId(req));
-        await updateKey(trx, key.id, { disabled: true }, page.now);
-        await audit(trx, page.session, page.environment, 'api_key.disable', key.id, '', page.now);
-      });
-      if (!r.ok) return keyPage(ctx, reply, req, page, { problem: r.problem }, 400);
-      return redirect(reply, `${envPath(page.environment, `/keys/${keyId(req)}`)}?saved=disabled`);
-    }),
-  );
+  postChange(app, ctx, '/console/:env/keys/:id/disable', 'keys.write', async (req, reply, page) => {
+    const r = await attempt(ctx, async (trx) => {
+      const key = await ownedKey(trx, page, keyId(req));
+      await updateKey(trx, key.id, { disabled: true }, page.now);
+      await audit(trx, page.session, page.environment, 'api_key.disable', key.id, '', page.now);
+    });
+    if (!r.ok) return keyPage(ctx, reply, req, page, { problem: r.problem }, 400);
+    return redirect(reply, `${envPath(page.environment, `/keys/${keyId(req)}`)}?saved=disabled`);
+  });
 }

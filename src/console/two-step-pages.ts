@@ -12,7 +12,7 @@ import { base32, otpauthUri } from './totp.js';
 import { throttledText } from './auth-pages.js';
 import { badge, envPath, postButton, recoveryCodesPanel, sendPage } from './views.js';
 import { csrfInput, textInput } from './fields.js';
-import { withChange, withSession, pageRoute } from './guards.js';
+import { getPage, postChange } from './guards.js';
 
 /**
  * "Your account" and its two-step sign-in (docs/console.md, "Two-step sign-in"): the page, setting
@@ -20,95 +20,79 @@ import { withChange, withSession, pageRoute } from './guards.js';
  */
 
 export function registerTwoStepPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get(
-    `${consoleBase}/:env/account`,
-    pageRoute,
-    withSession(ctx, (req, reply, page) =>
-      accountPage(ctx, reply, page, {
-        notice:
-          (req.query as { recovered?: string }).recovered === '1'
-            ? 'You signed in with a recovery code; it cannot be used again.'
-            : undefined,
-      }),
-    ),
-  );
-
-  app.post(
-    `${consoleBase}/:env/account/totp/start`,
-    pageRoute,
-    withChange(ctx, 'session', async (_req, reply, page) => {
-      await startTotpSetup(ctx.db, totpKey(ctx), page.session);
-      return accountPage(ctx, reply, page);
+  getPage(app, ctx, `${consoleBase}/:env/account`, (req, reply, page) =>
+    accountPage(ctx, reply, page, {
+      notice:
+        (req.query as { recovered?: string }).recovered === '1'
+          ? 'You signed in with a recovery code; it cannot be used again.'
+          : undefined,
     }),
   );
 
-  app.post(
-    `${consoleBase}/:env/account/totp/confirm`,
-    pageRoute,
-    withChange(ctx, 'session', async (req, reply, page) => {
-      const form = formOf(req);
-      const checked = await checkCurrentPassword(
-        ctx.db,
-        page.session,
-        one(form, 'password'),
-        loginClient(ctx, req),
-        page.now,
-      );
-      if (checked === 'throttled') return accountPage(ctx, reply, page, { problem: throttledText }, 429);
-      if (checked === 'wrong')
-        return accountPage(
-          ctx,
-          reply,
-          page,
-          { problem: 'That is not your password. Enter your current password and the code your app shows now.' },
-          400,
-        );
-      const codes = await ctx.db.transaction().execute(async (trx) => {
-        const made = await confirmTotpSetup(trx, totpKey(ctx), page.session, one(form, 'code'), page.now);
-        if (made)
-          await audit(
-            trx,
-            page.session,
-            page.environment,
-            'user.totp_enable',
-            page.session.userId,
-            `${made.length} recovery codes made`,
-            page.now,
-          );
-        return made;
-      });
-      return codes
-        ? accountPage(ctx, reply, page, {
-            notice: 'Two-step sign-in is on. From now on, sign-in asks for a code from your app.',
-            top: recoveryCodesPanel(codes),
-          })
-        : accountPage(ctx, reply, page, { problem: 'That code is not right. Enter the code your app shows now.' }, 400);
-    }),
-  );
+  postChange(app, ctx, `${consoleBase}/:env/account/totp/start`, 'session', async (_req, reply, page) => {
+    await startTotpSetup(ctx.db, totpKey(ctx), page.session);
+    return accountPage(ctx, reply, page);
+  });
 
-  app.post(
-    `${consoleBase}/:env/account/totp/disable`,
-    pageRoute,
-    withChange(ctx, 'session', async (req, reply, page) => {
-      const r = await disableTotp(
-        ctx.db,
-        totpKey(ctx),
-        page.session,
-        { code: one(formOf(req), 'code'), client: loginClient(ctx, req) },
-        page.environment,
-        page.now,
-      );
-      if (r === 'disabled') return accountPage(ctx, reply, page, { notice: 'Two-step sign-in is off.' });
-      if (r === 'throttled') return accountPage(ctx, reply, page, { problem: throttledText }, 429);
+  postChange(app, ctx, `${consoleBase}/:env/account/totp/confirm`, 'session', async (req, reply, page) => {
+    const form = formOf(req);
+    const checked = await checkCurrentPassword(
+      ctx.db,
+      page.session,
+      one(form, 'password'),
+      loginClient(ctx, req),
+      page.now,
+    );
+    if (checked === 'throttled') return accountPage(ctx, reply, page, { problem: throttledText }, 429);
+    if (checked === 'wrong')
       return accountPage(
         ctx,
         reply,
         page,
-        { problem: 'That code is not right. Enter the code your app shows now.' },
+        { problem: 'That is not your password. Enter your current password and the code your app shows now.' },
         400,
       );
-    }),
-  );
+    const codes = await ctx.db.transaction().execute(async (trx) => {
+      const made = await confirmTotpSetup(trx, totpKey(ctx), page.session, one(form, 'code'), page.now);
+      if (made)
+        await audit(
+          trx,
+          page.session,
+          page.environment,
+          'user.totp_enable',
+          page.session.userId,
+          `${made.length} recovery codes made`,
+          page.now,
+        );
+      return made;
+    });
+    return codes
+      ? accountPage(ctx, reply, page, {
+          notice: 'Two-step sign-in is on. From now on, sign-in asks for a code from your app.',
+          top: recoveryCodesPanel(codes),
+        })
+      : accountPage(ctx, reply, page, { problem: 'That code is not right. Enter the code your app shows now.' }, 400);
+  });
+
+  postChange(app, ctx, `${consoleBase}/:env/account/totp/disable`, 'session', async (req, reply, page) => {
+    const r = await disableTotp(
+      ctx.db,
+      totpKey(ctx),
+      page.session,
+      { code: one(formOf(req), 'code'), client: loginClient(ctx, req) },
+      page.environment,
+      page.now,
+    );
+    if (r === 'disabled') return accountPage(ctx, reply, page, { notice: 'Two-step sign-in is off.' });
+    if (r === 'throttled') return accountPage(ctx, reply, page, { problem: throttledText }, 429);
+    return accountPage(
+      ctx,
+      reply,
+      page,
+      { problem: 'That code is not right. Enter the code your app shows now.' },
+      400,
+    );
+  });
 }
 
 export async function accountPage(

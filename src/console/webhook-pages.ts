@@ -29,7 +29,7 @@ import {
   when,
 } from './views.js';
 import { csrfInput, textInput } from './fields.js';
-import { withChange, withSession, pageRoute } from './guards.js';
+import { getPage, postChange } from './guards.js';
 
 /**
  * Webhook endpoints (create with the secret shown once, roll the secret, disable, enable, delete;
@@ -120,163 +120,139 @@ async function endpointsPage(
 }
 
 export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): void {
-  app.get(
-    '/console/:env/webhooks',
-    pageRoute,
-    withSession(ctx, (req, reply, page) => {
-      const { done, id } = req.query as { done?: string; id?: string };
-      const what = id ? `The endpoint ${shortText(id)}` : 'The endpoint';
-      const notices: Record<string, string> = {
-        disabled: `${what} is disabled.`,
-        enabled: `${what} is enabled.`,
-        deleted: `${what} is deleted.`,
-      };
-      return endpointsPage(ctx, reply, page, { notice: done ? notices[done] : undefined });
-    }),
-  );
+  getPage(app, ctx, '/console/:env/webhooks', (req, reply, page) => {
+    const { done, id } = req.query as { done?: string; id?: string };
+    const what = id ? `The endpoint ${shortText(id)}` : 'The endpoint';
+    const notices: Record<string, string> = {
+      disabled: `${what} is disabled.`,
+      enabled: `${what} is enabled.`,
+      deleted: `${what} is deleted.`,
+    };
+    return endpointsPage(ctx, reply, page, { notice: done ? notices[done] : undefined });
+  });
 
   // Deleting an endpoint and rolling its secret cannot be undone: a page first names the endpoint.
   for (const action of ['delete', 'roll-secret'] as const) {
-    app.get(
-      `/console/:env/webhooks/:id/${action}`,
-      pageRoute,
-      withSession(ctx, async (req, reply, page) => {
-        const e = (await listEndpoints(ctx.db, callerOf(page))).data.find((x) => x.id === idOf(req));
-        if (!e) throw new ApiError('not_found');
-        const base = envPath(page.environment, '/webhooks');
-        return sendConfirmPage(reply, page, {
-          title: action === 'delete' ? 'Delete the endpoint?' : 'Roll the signing secret?',
-          section: '/webhooks',
-          refused: refusalFor(page.session.role, 'webhooks.write', 'change webhooks'),
-          question:
-            action === 'delete'
-              ? html`Delete the endpoint ${e.url}? No event is sent to it any more, and its deliveries not yet made
+    getPage(app, ctx, `/console/:env/webhooks/:id/${action}`, async (req, reply, page) => {
+      const e = (await listEndpoints(ctx.db, callerOf(page))).data.find((x) => x.id === idOf(req));
+      if (!e) throw new ApiError('not_found');
+      const base = envPath(page.environment, '/webhooks');
+      return sendConfirmPage(reply, page, {
+        title: action === 'delete' ? 'Delete the endpoint?' : 'Roll the signing secret?',
+        section: '/webhooks',
+        refused: refusalFor(page.session.role, 'webhooks.write', 'change webhooks'),
+        question:
+          action === 'delete'
+            ? html`Delete the endpoint ${e.url}? No event is sent to it any more, and its deliveries not yet made
                    are dropped.`
-              : html`Make a new signing secret for ${e.url}? The current secret keeps signing for 24 hours, then only
+            : html`Make a new signing secret for ${e.url}? The current secret keeps signing for 24 hours, then only
                    the new one does.`,
-          facts: [
-            ['Endpoint', html`<code>${e.id}</code>`],
-            ['URL', html`<code>${e.url}</code>`],
-            ['Events', e.event_types.join(', ')],
-            ['Status', e.status],
-          ],
-          action: `${base}/${e.id}/${action}`,
-          button: action === 'delete' ? 'Yes, delete the endpoint' : 'Yes, roll the secret',
-          danger: action === 'delete',
-          back: base,
-        });
-      }),
-    );
+        facts: [
+          ['Endpoint', html`<code>${e.id}</code>`],
+          ['URL', html`<code>${e.url}</code>`],
+          ['Events', e.event_types.join(', ')],
+          ['Status', e.status],
+        ],
+        action: `${base}/${e.id}/${action}`,
+        button: action === 'delete' ? 'Yes, delete the endpoint' : 'Yes, roll the secret',
+        danger: action === 'delete',
+        back: base,
+      });
+    });
   }
 
-  app.post(
-    '/console/:env/webhooks',
-    pageRoute,
-    withChange(ctx, 'webhooks.write', async (req, reply, page) => {
-      const form = formOf(req);
-      const values = { url: one(form, 'url').trim(), event_types: one(form, 'event_types') };
-      const eventTypes = values.event_types.split(/[\s,]+/).filter(Boolean);
-      try {
-        await checkEndpointUrl(ctx.config, page.environment, values.url);
-      } catch (err) {
-        if (!(err instanceof ApiError)) throw err;
-        return endpointsPage(
-          ctx,
-          reply,
-          page,
-          {
-            problem:
-              `The URL cannot be used ` +
-              `(${String((err.extras.fields as { reason: string }[] | undefined)?.[0]?.reason ?? err.message).replace(
-                /_/g,
-                ' ',
-              )}).`,
-            values,
-          },
-          400,
-        );
-      }
-      const r = await attempt(ctx, async (trx) => {
-        const created = await createEndpoint(
-          trx,
-          callerOf(page),
-          { url: values.url, event_types: eventTypes },
-          await ctx.clock.now(trx, callerOf(page)),
-        );
-        await audit(
-          trx,
-          page.session,
-          page.environment,
-          'webhook_endpoint.create',
-          created.id,
-          `${created.url} ${created.event_types.join(',')}`,
-          page.now,
-        );
-        return created;
-      });
-      if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem, values }, 400);
-      return endpointsPage(ctx, reply, page, { top: secretPanel('Endpoint added', r.value.url, r.value.secret) }, 201);
-    }),
-  );
+  postChange(app, ctx, '/console/:env/webhooks', 'webhooks.write', async (req, reply, page) => {
+    const form = formOf(req);
+    const values = { url: one(form, 'url').trim(), event_types: one(form, 'event_types') };
+    const eventTypes = values.event_types.split(/[\s,]+/).filter(Boolean);
+    try {
+      await checkEndpointUrl(ctx.config, page.environment, values.url);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      return endpointsPage(
+        ctx,
+        reply,
+        page,
+        {
+          problem:
+            `The URL cannot be used ` +
+            `(${String((err.extras.fields as { reason: string }[] | undefined)?.[0]?.reason ?? err.message).replace(
+              /_/g,
+              ' ',
+            )}).`,
+          values,
+        },
+        400,
+      );
+    }
+    const r = await attempt(ctx, async (trx) => {
+      const created = await createEndpoint(
+        trx,
+        callerOf(page),
+        { url: values.url, event_types: eventTypes },
+        await ctx.clock.now(trx, callerOf(page)),
+      );
+      await audit(
+        trx,
+        page.session,
+        page.environment,
+        'webhook_endpoint.create',
+        created.id,
+        `${created.url} ${created.event_types.join(',')}`,
+        page.now,
+      );
+      return created;
+    });
+    if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem, values }, 400);
+    return endpointsPage(ctx, reply, page, { top: secretPanel('Endpoint added', r.value.url, r.value.secret) }, 201);
+  });
 
   for (const action of ['disable', 'enable', 'delete'] as const) {
-    app.post(
-      `/console/:env/webhooks/:id/${action}`,
-      pageRoute,
-      withChange(ctx, 'webhooks.write', async (req, reply, page) => {
-        const r = await attempt(ctx, async (trx) => {
-          const now = await ctx.clock.now(trx, callerOf(page));
-          if (action === 'delete') await deleteEndpoint(trx, callerOf(page), idOf(req), now);
-          else
-            await updateEndpoint(
-              trx,
-              callerOf(page),
-              idOf(req),
-              { status: action === 'disable' ? 'disabled' : 'enabled' },
-              now,
-            );
-          await audit(trx, page.session, page.environment, `webhook_endpoint.${action}`, idOf(req), '', page.now);
-        });
-        if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem }, 400);
-        return redirect(
-          reply,
-          `${envPath(page.environment, '/webhooks')}?done=${action}d&id=${encodeURIComponent(idOf(req))}`,
-        );
-      }),
-    );
-  }
-
-  app.post(
-    '/console/:env/webhooks/:id/roll-secret',
-    pageRoute,
-    withChange(ctx, 'webhooks.write', async (req, reply, page) => {
+    postChange(app, ctx, `/console/:env/webhooks/:id/${action}`, 'webhooks.write', async (req, reply, page) => {
       const r = await attempt(ctx, async (trx) => {
-        const rolled = await rollSecret(
-          trx,
-          callerOf(page),
-          idOf(req),
-          overlapSecondsDefault,
-          await ctx.clock.now(trx, callerOf(page)),
-        );
-        await audit(
-          trx,
-          page.session,
-          page.environment,
-          'webhook_endpoint.roll_secret',
-          rolled.id,
-          `previous secret valid until ${rolled.previous_secret_expires_at}`,
-          page.now,
-        );
-        return rolled;
+        const now = await ctx.clock.now(trx, callerOf(page));
+        if (action === 'delete') await deleteEndpoint(trx, callerOf(page), idOf(req), now);
+        else
+          await updateEndpoint(
+            trx,
+            callerOf(page),
+            idOf(req),
+            { status: action === 'disable' ? 'disabled' : 'enabled' },
+            now,
+          );
+        await audit(trx, page.session, page.environment, `webhook_endpoint.${action}`, idOf(req), '', page.now);
       });
       if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem }, 400);
-      return endpointsPage(ctx, reply, page, {
-        top: secretPanel(
-          'New signing secret (the previous one keeps signing for 24 hours)',
-          r.value.url,
-          r.value.secret,
-        ),
-      });
-    }),
-  );
+      return redirect(
+        reply,
+        `${envPath(page.environment, '/webhooks')}?done=${action}d&id=${encodeURIComponent(idOf(req))}`,
+      );
+    });
+  }
+
+  postChange(app, ctx, '/console/:env/webhooks/:id/roll-secret', 'webhooks.write', async (req, reply, page) => {
+    const r = await attempt(ctx, async (trx) => {
+      const rolled = await rollSecret(
+        trx,
+        callerOf(page),
+        idOf(req),
+        overlapSecondsDefault,
+        await ctx.clock.now(trx, callerOf(page)),
+      );
+      await audit(
+        trx,
+        page.session,
+        page.environment,
+        'webhook_endpoint.roll_secret',
+        rolled.id,
+        `previous secret valid until ${rolled.previous_secret_expires_at}`,
+        page.now,
+      );
+      return rolled;
+    });
+    if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem }, 400);
+    return endpointsPage(ctx, reply, page, {
+      top: secretPanel('New signing secret (the previous one keeps signing for 24 hours)', r.value.url, r.value.secret),
+    });
+  });
 }
