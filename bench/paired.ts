@@ -15,8 +15,7 @@ import { tmpdir, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { MerchantWalletClient } from '@merchant-wallet/sdk';
-import { cpuTicks, depositBody, load, signedPosts } from './support.js';
+import { benchMerchant, cpuTicks, depositBody, load, signedPosts } from './support.js';
 
 const oldRoot = resolve(process.argv[2] ?? '/work/main');
 const which = process.argv[3] ?? 'both';
@@ -80,27 +79,11 @@ async function start(label: string, root: string): Promise<Service> {
   }
   if (!m) throw new Error(`${label} did not start: ${out}`);
   const [, publicUrl, adminUrl] = m;
-  const call = async (path: string, body: unknown) =>
-    (
-      await fetch(`${adminUrl}${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      })
-    ).json() as Promise<any>;
-  const merchant = await call('/admin/v1/merchants', { name: 'p' });
-  const key = await call(`/admin/v1/merchants/${merchant.id}/api-keys`, {
-    environment: 'sandbox',
-    scopes: ['members:write', 'balances:read', 'deposits:write'],
-  });
-  const host = `api-sandbox.localhost:${new URL(publicUrl!).port}`;
-  const client = new MerchantWalletClient({
-    baseUrl: `http://${host}`,
-    connectHost: '127.0.0.1',
-    clientId: key.client_id,
-    apiKey: key.api_key,
-    signingKey: key.signing_key,
-  });
+  const { key, host, client } = await benchMerchant({ adminUrl: adminUrl!, adminToken, publicUrl: publicUrl! }, 'p', [
+    'members:write',
+    'balances:read',
+    'deposits:write',
+  ]);
   const members: string[] = [];
   for (let j = 0; j < 20; j++)
     members.push(((await client.members.create({ external_member_id: `p-${j}` })) as { id: string }).id);

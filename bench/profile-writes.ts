@@ -8,8 +8,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { execSync } from 'node:child_process';
 import pg from 'pg';
-import { MerchantWalletClient } from '@merchant-wallet/sdk';
-import { adminCall, cpuTicks, depositBody, load, signedPosts, startServer, type BenchServer } from './support.js';
+import { benchMerchant, cpuTicks, depositBody, load, signedPosts, startServer, type BenchServer } from './support.js';
 
 const merchantCount = Number(process.argv[2] ?? 10);
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -34,19 +33,11 @@ const server: BenchServer = await startServer(
 );
 
 async function merchant(i: number) {
-  const m = await adminCall(server, 'POST', '/admin/v1/merchants', { name: `p${i}` });
-  const key = await adminCall(server, 'POST', `/admin/v1/merchants/${m.id}/api-keys`, {
-    environment: 'sandbox',
-    scopes: ['members:write', 'deposits:write', 'balances:read'],
-  });
-  const host = `api-sandbox.localhost:${new URL(server.publicUrl).port}`;
-  const client = new MerchantWalletClient({
-    baseUrl: `http://${host}`,
-    connectHost: '127.0.0.1',
-    clientId: key.client_id,
-    apiKey: key.api_key,
-    signingKey: key.signing_key,
-  });
+  const { host, client, key } = await benchMerchant(server, `p${i}`, [
+    'members:write',
+    'deposits:write',
+    'balances:read',
+  ]);
   const members: string[] = [];
   for (let j = 0; j < Number(process.env.MEMBERS ?? 20); j++)
     members.push(((await client.members.create({ external_member_id: `p-${j}` })) as { id: string }).id);

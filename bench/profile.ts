@@ -1,5 +1,4 @@
-import { startServer, load, adminCall } from './support.js';
-import { MerchantWalletClient } from '@merchant-wallet/sdk';
+import { benchMerchant, load, startServer } from './support.js';
 import pg from 'pg';
 const admin = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
 await admin.connect();
@@ -11,19 +10,7 @@ const server = await startServer(url, {}, [
   '--cpu-prof',
   `--cpu-prof-dir=${process.env.PROFILE_DIR ?? '/tmp/perfwork/prof'}`,
 ]);
-const m = await adminCall(server, 'POST', '/admin/v1/merchants', { name: 'p' });
-const key = await adminCall(server, 'POST', `/admin/v1/merchants/${m.id}/api-keys`, {
-  environment: 'sandbox',
-  scopes: ['members:write', 'balances:read'],
-});
-const host = `api-sandbox.localhost:${new URL(server.publicUrl).port}`;
-const client = new MerchantWalletClient({
-  baseUrl: `http://${host}`,
-  connectHost: '127.0.0.1',
-  clientId: key.client_id,
-  apiKey: key.api_key,
-  signingKey: key.signing_key,
-});
+const { host, client } = await benchMerchant(server, 'p', ['members:write', 'balances:read']);
 await client.members.create({ external_member_id: 'p-0' });
 const token = await client.getToken();
 client.close();

@@ -5,8 +5,7 @@
  * round's ratios to bare Fastify and their median. `PROFILE_DIR=...` runs the server under
  * `node --cpu-prof` (the profile is written when it stops).
  */
-import { startBare, startServer, load, adminCall } from './support.js';
-import { MerchantWalletClient } from '@merchant-wallet/sdk';
+import { benchMerchant, load, startBare, startServer } from './support.js';
 import pg from 'pg';
 import { readFileSync } from 'node:fs';
 
@@ -36,19 +35,7 @@ url.pathname = `/${name}`;
 const profileDir = process.env.PROFILE_DIR;
 const server = await startServer(url.toString(), {}, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
 const bare = await startBare();
-const m = await adminCall(server, 'POST', '/admin/v1/merchants', { name: 'p' });
-const key = await adminCall(server, 'POST', `/admin/v1/merchants/${m.id}/api-keys`, {
-  environment: 'sandbox',
-  scopes: ['members:write', 'balances:read'],
-});
-const host = `api-sandbox.localhost:${new URL(server.publicUrl).port}`;
-const client = new MerchantWalletClient({
-  baseUrl: `http://${host}`,
-  connectHost: '127.0.0.1',
-  clientId: key.client_id,
-  apiKey: key.api_key,
-  signingKey: key.signing_key,
-});
+const { host, client } = await benchMerchant(server, 'p', ['members:write', 'balances:read']);
 await client.members.create({ external_member_id: 'p-0' });
 const token = await client.getToken();
 client.close();

@@ -22,6 +22,8 @@ import { Agent, request as httpRequest } from 'node:http';
 import { MerchantWalletClient } from '@merchant-wallet/sdk';
 import {
   adminCall,
+  benchMerchant,
+  SetupError,
   connections,
   depositBody,
   load,
@@ -34,7 +36,7 @@ import {
   type BenchServer,
   type Figures,
 } from './support.js';
-import { loadPool, preparePool, readSpec, SetupError, writeSpecs, type Pool, type SpreadFigures } from './spread.js';
+import { loadPool, preparePool, readSpec, writeSpecs, type Pool, type SpreadFigures } from './spread.js';
 import { benchWebhookDeliveries } from './webhooks.js';
 import { findPgbench, runPgbench } from './pgbench.js';
 
@@ -115,19 +117,18 @@ interface Merchant {
 }
 
 async function merchant(server: BenchServer, members: number): Promise<Merchant> {
-  const m = await adminCall(server, 'POST', '/admin/v1/merchants', { name: 'bench' });
-  const key = await adminCall(server, 'POST', `/admin/v1/merchants/${m.id}/api-keys`, {
-    environment: 'sandbox',
-    scopes: ['members:write', 'deposits:write', 'balances:read', 'withdrawals:write', 'merchant:read'],
-  });
-  const host = `api-sandbox.localhost:${new URL(server.publicUrl).port}`;
-  const client = new MerchantWalletClient({
-    baseUrl: `http://${host}`,
-    connectHost: '127.0.0.1',
-    clientId: key.client_id,
-    apiKey: key.api_key,
-    signingKey: key.signing_key,
-  });
+  const {
+    merchant: m,
+    key,
+    host,
+    client,
+  } = await benchMerchant(server, 'bench', [
+    'members:write',
+    'deposits:write',
+    'balances:read',
+    'withdrawals:write',
+    'merchant:read',
+  ]);
   const ids: string[] = [];
   for (let i = 0; i < members; i++)
     ids.push(((await client.members.create({ external_member_id: `bench-${i}` })) as { id: string }).id);

@@ -19,8 +19,8 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import autocannon from 'autocannon';
-import { MerchantWalletClient, signRequest } from '@merchant-wallet/sdk';
-import { connections, warmupSeconds, type BenchServer } from './support.js';
+import { signRequest } from '@merchant-wallet/sdk';
+import { adminCall, benchMerchant, connections, SetupError, warmupSeconds, type BenchServer } from './support.js';
 
 export const quotas = { deposits: 60, members_write: 300, orders: 120, reads: 1200 } as const;
 export type Bucket = keyof typeof quotas;
@@ -70,28 +70,6 @@ function freshIban(): string {
   return `DE${String(98n - (n % 97n)).padStart(2, '0')}${bban}`;
 }
 
-/** A set-up step that did not answer 2xx: the figure cannot be measured; its exact answer is reported. */
-export class SetupError extends Error {
-  constructor(
-    readonly step: string,
-    readonly status: number,
-    readonly body: string,
-  ) {
-    super(`${step}: ${status} ${body.slice(0, 600)}`);
-  }
-}
-
-async function adminOk(server: BenchServer, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${server.adminUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${server.adminToken}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new SetupError(`operator ${method} ${path}`, res.status, text);
-  return text ? JSON.parse(text) : undefined;
-}
-
 export interface Member {
   id: string;
   external: string;
@@ -113,18 +91,12 @@ export interface Tenant {
 export type Kind = 'members' | 'deposits' | 'withdrawals' | 'exchange' | 'remittance' | 'card-topups' | 'reads';
 
 async function tenant(server: BenchServer, kind: Kind, index: number): Promise<Tenant> {
-  const m = await adminOk(server, 'POST', '/admin/v1/merchants', { name: `bench ${kind} ${index}` });
-  const key = await adminOk(server, 'POST', `/admin/v1/merchants/${m.id}/api-keys`, {
-    environment: 'sandbox',
-    scopes: allScopes,
-  });
-  const host = `api-sandbox.localhost:${new URL(server.publicUrl).port}`;
-  const client = new MerchantWalletClient({
-    baseUrl: `http://${host}`,
-    connectHost: '127.0.0.1',
-    clientId: key.client_id,
-    apiKey: key.api_key,
-    signingKey: key.signing_key,
+  const {
+    merchant: m,
+    key,
+    host,
+    client,
+  } = await benchMerchant(server, `bench ${kind} ${index}`, allScopes, {
     maxAttempts: 1,
   });
   const hits: Record<Bucket, number> = { deposits: 0, members_write: 0, orders: 0, reads: 0 };
@@ -153,13 +125,13 @@ async function tenant(server: BenchServer, kind: Kind, index: number): Promise<T
     const money = kind === 'withdrawals' || kind === 'exchange' || kind === 'remittance' || kind === 'card-topups';
     if (money) {
       for (const asset of ['USDT', 'EUR'])
-        await adminOk(server, 'POST', `/admin/v1/merchants/${m.id}/prepaid-credits`, {
+        await adminCall(server, 'POST', `/admin/v1/merchants/${m.id}/prepaid-credits`, {
           environment: 'sandbox',
           asset,
           amount: '1000000',
         });
       for (const x of members) {
-        await adminOk(server, 'POST', `/admin/v1/members/${x.id}/kyc-review`, { decision: 'approved', level: 2 });
+        await adminCall(server, 'POST', `/admin/v1/members/${x.id}/kyc-review`, { decision: 'approved', level: 2 });
         const asset = kind === 'remittance' ? 'EUR' : 'USDT';
         await call('deposits', 'POST', '/v1/deposits', {
           member_id: x.external,

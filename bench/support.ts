@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
-import { signRequest } from '@merchant-wallet/sdk';
+import { MerchantWalletClient, signRequest, type MerchantWalletClientOptions } from '@merchant-wallet/sdk';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -236,13 +236,56 @@ export async function loadBoth(name: string, a: autocannon.Options, b: autocanno
   };
 }
 
-export async function adminCall(server: BenchServer, method: string, path: string, body?: unknown): Promise<any> {
+/** A set-up step that did not answer 2xx: the figure cannot be measured; its exact answer is reported. */
+export class SetupError extends Error {
+  constructor(
+    readonly step: string,
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super(`${step}: ${status} ${body.slice(0, 600)}`);
+  }
+}
+
+type OperatorApi = Pick<BenchServer, 'adminUrl' | 'adminToken'>;
+
+/** A call to the operator API; a set-up step, so anything but 2xx is a SetupError. */
+export async function adminCall(server: OperatorApi, method: string, path: string, body?: unknown): Promise<any> {
   const res = await fetch(`${server.adminUrl}${path}`, {
     method,
     headers: { authorization: `Bearer ${server.adminToken}`, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return res.json();
+  const text = await res.text();
+  if (res.status >= 300) throw new SetupError(`operator ${method} ${path}`, res.status, text);
+  return text ? JSON.parse(text) : undefined;
+}
+
+/**
+ * A merchant made through the operator API, a sandbox key with `scopes`, and an SDK client of that key. The
+ * client reaches the server on 127.0.0.1 but names the sandbox host, where the environment comes from.
+ */
+export async function benchMerchant(
+  server: OperatorApi & Pick<BenchServer, 'publicUrl'>,
+  name: string,
+  scopes: string[],
+  clientOptions: Partial<MerchantWalletClientOptions> = {},
+) {
+  const merchant = await adminCall(server, 'POST', '/admin/v1/merchants', { name });
+  const key = await adminCall(server, 'POST', `/admin/v1/merchants/${merchant.id}/api-keys`, {
+    environment: 'sandbox',
+    scopes,
+  });
+  const host = `api-sandbox.localhost:${new URL(server.publicUrl).port}`;
+  const client = new MerchantWalletClient({
+    baseUrl: `http://${host}`,
+    connectHost: '127.0.0.1',
+    clientId: key.client_id,
+    apiKey: key.api_key,
+    signingKey: key.signing_key,
+    ...clientOptions,
+  });
+  return { merchant, key, host, client };
 }
 
 /** User+system CPU ticks (1/100 s) of a process and its threads so far; 0 once it is gone. */

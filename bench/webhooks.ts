@@ -23,8 +23,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MerchantWalletClient } from '@merchant-wallet/sdk';
-import { adminCall, startServer } from './support.js';
+import { benchMerchant, startServer } from './support.js';
 
 /** Concurrent deposit callers while the backlog is made. */
 const producers = 8;
@@ -80,18 +79,12 @@ export async function benchWebhookDeliveries(databaseUrl: string, _seconds?: num
   const created: string[] = [];
   let server = await startServer(url, { ...env, WORKERS: 'off' });
   try {
-    const merchant = await adminCall(server, 'POST', '/admin/v1/merchants', { name: 'webhook bench' });
-    const key = await adminCall(server, 'POST', `/admin/v1/merchants/${merchant.id}/api-keys`, {
-      environment: 'sandbox',
-      scopes: ['members:write', 'deposits:write', 'webhooks:write', 'merchant:read'],
-    });
-    const client = new MerchantWalletClient({
-      baseUrl: `http://api-sandbox.localhost:${new URL(server.publicUrl).port}`,
-      connectHost: '127.0.0.1',
-      clientId: key.client_id,
-      apiKey: key.api_key,
-      signingKey: key.signing_key,
-    });
+    const { client } = await benchMerchant(server, 'webhook bench', [
+      'members:write',
+      'deposits:write',
+      'webhooks:write',
+      'merchant:read',
+    ]);
     for (let i = 0; i < endpoints; i++)
       await client.webhooks.createEndpoint({
         url: `http://127.0.0.1:${port}/bench-${i}`,
