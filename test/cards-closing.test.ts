@@ -32,9 +32,7 @@ describe('card closing and expiry', () => {
     'closes an active card: closed once the issuer confirms, the balance back to available then; held amounts ' +
       'stay; repeats answer closed',
     async () => {
-      const m = await h.member();
-      const card = await h.card(m, 'virtual');
-      await h.fundCard(m, card.id, 2000n);
+      const { m, card } = await h.fundedCard(2000n);
       await h.hold(m, card.id, 500n);
       const usdBefore = await h.available(m, 'USD');
       const key = randomUUID();
@@ -82,8 +80,7 @@ describe('card closing and expiry', () => {
     'closes a card never activated; refuses another member, an unknown card, a card with a replacement in ' +
       'flight, and a replaced card',
     async () => {
-      const m = await h.member();
-      const physical = await h.card(m, 'physical');
+      const { m, card: physical } = await h.memberWithCard('physical');
       assert.equal(physical.status, 'unactivated');
       assert.equal((await client.cards.close(physical.id, { onBehalfOf: m.external })).status, 'closed');
       await expectCode(client.cards.close(`crd_${randomUUID()}`, { onBehalfOf: m.external }), 'not_found', 404);
@@ -94,7 +91,6 @@ describe('card closing and expiry', () => {
       await client.sandbox.advanceClock(61);
       assert.equal((await client.cards.getReplacement(id)).status, 'completed');
       await expectCode(client.cards.close(card.id, { onBehalfOf: m.external }), 'state_invalid', 400);
-      await h.ledgerOk();
     },
   );
 
@@ -102,9 +98,7 @@ describe('card closing and expiry', () => {
     'an issuer without an answer leaves the card closing (nothing returned, nothing spends) until ' +
       'reconciliation hears it: closed once',
     async () => {
-      const m = await h.member();
-      const card = await h.card(m, 'virtual');
-      await h.fundCard(m, card.id, 1100n);
+      const { m, card } = await h.fundedCard(1100n);
       const usdBefore = await h.available(m, 'USD');
       await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'timeout' });
       assert.deepEqual(await client.cards.close(card.id, { onBehalfOf: m.external }), {
@@ -134,7 +128,6 @@ describe('card closing and expiry', () => {
       await client.sandbox.advanceClock(3600);
       assert.equal(await h.available(m, 'USD'), usdBefore + 1100n);
       assert.equal(await h.entries('card.balance_return', `${card.id}:close`), 1);
-      await h.ledgerOk();
     },
   );
 
@@ -142,9 +135,7 @@ describe('card closing and expiry', () => {
     'unknown_status: a cancellation answered outside our enumeration is no confirmation: closing, nothing ' +
       'returned, one operator alert',
     async () => {
-      const m = await h.member();
-      const card = await h.card(m, 'virtual');
-      await h.fundCard(m, card.id, 1100n);
+      const { m, card } = await h.fundedCard(1100n);
       const usdBefore = await h.available(m, 'USD');
       const alerts = async () =>
         (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100')).body.data.filter(
@@ -163,14 +154,11 @@ describe('card closing and expiry', () => {
       assert.equal(await h.available(m, 'USD'), usdBefore, 'nothing returned');
       assert.equal(await h.onCard(m, card.id), 1100n);
       assert.equal((await alerts()).length, 1);
-      await h.ledgerOk();
     },
   );
 
   it('the issuer refuses: state_invalid, the card is back as it was with its balance', async () => {
-    const m = await h.member();
-    const card = await h.card(m, 'virtual');
-    await h.fundCard(m, card.id, 400n);
+    const { m, card } = await h.fundedCard(400n);
     await withUpstream(client, 'card', 'reject', async () => {
       await expectCode(client.cards.close(card.id, { onBehalfOf: m.external }), 'state_invalid', 400);
     });
@@ -178,7 +166,6 @@ describe('card closing and expiry', () => {
     assert.equal(after.status, 'active');
     assert.equal(await h.onCard(m, card.id), 400n);
     assert.deepEqual((await h.events(card.id)).map((e) => e.type).slice(-2), ['card.closing', 'card.active']);
-    await h.ledgerOk();
   });
 
   it(
@@ -236,9 +223,7 @@ describe('card lifecycle background work (production paths)', () => {
     'the job defers until the request is due, then carries it out; the ticker reconciles closing cards on each ' +
       "scope's clock",
     async () => {
-      const m = await h.member();
-      const card = await h.card(m, 'virtual');
-      await h.fundCard(m, card.id, 600n);
+      const { m, card } = await h.fundedCard(600n);
       const { id } = await client.cards.requestReplacement(card.id, { reason: 'stolen' }, { onBehalfOf: m.external });
       const job = await service.ctx.db
         .selectFrom('jobs')
@@ -276,7 +261,6 @@ describe('card lifecycle background work (production paths)', () => {
       for (const ticker of cardLifecycleTickers) await ticker.run(service.ctx);
       assert.equal((await client.cards.get(other.id, { onBehalfOf: m.external })).status, 'closed');
       assert.equal(await h.available(m, 'USD'), usdBefore + 300n);
-      await h.ledgerOk();
     },
   );
 });

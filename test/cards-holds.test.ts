@@ -10,19 +10,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
-import type { RunningService } from '../src/server.js';
-import { useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
-import { lifecycleHelpers } from './support/card-lifecycle.js';
+import { useLifecycleService } from './support/card-lifecycle.js';
 
 const day = 86_400;
 
 describe('card authorisation holds: expiry, partial reversals, limits', () => {
-  let service: RunningService;
   let client: MerchantWalletClient;
-  let merchantId: string;
-  useTestService({ config: { simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client, merchantId } = s));
-  const h = lifecycleHelpers(() => ({ service, client, merchantId }));
+  const h = useLifecycleService({ simulatorConfirmDelayMs: 0 }, (s) => ({ client } = s));
   const auth = (cardId: string, amount: string, mcc = '5411', currency?: string) =>
     client.cards.sandboxAuthorize(cardId, {
       amount,
@@ -51,21 +46,13 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
   const authorization = async (cardId: string, m: { external: string }, id: string) =>
     (await transactions(cardId, m)).find((t) => t.id === id)!;
   const eventsOf = async (id: string) => (await h.events(id)).map((e) => `${e.type}:${e.status}@${e.status_version}`);
-  /** A member with an active virtual card holding `cents` USD (through the ledger module, as a credited top-up would).
-   * */
-  async function fundedCard(cents = 500_00n) {
-    const m = await h.member('100');
-    const card = await h.card(m, 'virtual');
-    await h.fundCard(m, card.id, cents);
-    return { m, card };
-  }
   /**
    * One card of 100 USD for the two tests of an authorisation in another currency (made when the
    * first asks, so each also runs alone): both are declined, nothing is held or moved (the first
    * asserts it: the balance it reads is still the card's 100 USD), the second asserts no balance.
    */
-  let otherCurrencyCard: ReturnType<typeof fundedCard> | undefined;
-  const sharedOtherCurrencyCard = () => (otherCurrencyCard ??= fundedCard(100_00n));
+  let otherCurrencyCard: ReturnType<typeof h.fundedCard> | undefined;
+  const sharedOtherCurrencyCard = () => (otherCurrencyCard ??= h.fundedCard(100_00n));
   /** One hour into the next UTC day on the merchant's clock, so that a test's limits do not cross a day under it. */
   async function startOfDay() {
     const now = new Date((await client.sandbox.clock()).now);
@@ -77,7 +64,7 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
     'a hold neither cleared nor reversed is released after 7 days (30 for a hotel): back onto the card once, ' +
       'the authorisation reversed by expiry',
     async () => {
-      const { m, card } = await fundedCard();
+      const { m, card } = await h.fundedCard(500_00n);
       const shop = await approved(card.id, '100');
       const hotel = await approved(card.id, '200', '7011');
       const a = await authorization(card.id, m, shop);
@@ -124,7 +111,6 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
       assert.equal(await h.entries('card.auth_expiry', shop), 1);
       assert.equal(await h.entries('card.auth_expiry', hotel), 1);
       assert.equal(await h.onCard(m, card.id), 500_00n);
-      await h.ledgerOk();
     },
   );
 
@@ -132,7 +118,7 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
     'a late presentment of an expired authorisation still clears, from the card balance; cleared or reversed ' +
       'ones never expire',
     async () => {
-      const { m, card } = await fundedCard(300_00n);
+      const { m, card } = await h.fundedCard(300_00n);
       const late = await approved(card.id, '100');
       const cleared = await approved(card.id, '50');
       await client.cards.sandboxClear(card.id, { transaction_id: cleared, amount: '40' });
@@ -165,12 +151,11 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
         'insufficient_balance',
         400,
       );
-      await h.ledgerOk();
     },
   );
 
   it('a hold that expires after the card closed goes to available, never onto the closed card', async () => {
-    const { m, card } = await fundedCard(100_00n);
+    const { m, card } = await h.fundedCard(100_00n);
     const hold = await approved(card.id, '60');
     const usd = await h.available(m, 'USD');
     assert.equal((await client.cards.close(card.id, { onBehalfOf: m.external })).status, 'closed');
@@ -181,11 +166,10 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
     assert.equal(await h.onCard(m, card.id), 0n);
     assert.equal(await h.held(m, card.id), 0n);
     assert.equal(await h.entries('card.auth_expiry', hold), 1);
-    await h.ledgerOk();
   });
 
   it('partial reversals release part of the hold; the rest clears or expires; at most what is held', async () => {
-    const { m, card } = await fundedCard(200_00n);
+    const { m, card } = await h.fundedCard(200_00n);
     const a = await approved(card.id, '100');
     const part = await client.cards.sandboxReverse(card.id, { transaction_id: a, amount: '30' });
     assert.deepEqual(
@@ -235,11 +219,10 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
       { status: 'reversed', reversed_amount: '40.00' },
     );
     assert.equal(await h.onCard(m, card.id), 150_00n);
-    await h.ledgerOk();
   });
 
   it('the limits count what an authorisation still holds or what cleared, not what was authorised', async () => {
-    const { m, card } = await fundedCard(1000_00n);
+    const { m, card } = await h.fundedCard(1000_00n);
     await startOfDay();
     await client.cards.setLimits(card.id, { daily: '100' }, { onBehalfOf: m.external });
     const a = await approved(card.id, '80');
@@ -258,7 +241,6 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
     // A refund does not give the limit back.
     await client.cards.sandboxRefund(card.id, { transaction_id: b, amount: '20' });
     await declined(card.id, '0.01', 'card_limit_daily');
-    await h.ledgerOk();
   });
 
   it(
@@ -277,14 +259,13 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
       );
       assert.equal(await h.onCard(m, card.id), 100_00n);
       assert.equal(await h.held(m, card.id), 0n);
-      await h.ledgerOk();
     },
   );
 
   it(
     'a clearing without an amount after a partial reversal clears what is still held, not the reversed part ' + 'again',
     async () => {
-      const { m, card } = await fundedCard(500_00n);
+      const { m, card } = await h.fundedCard(500_00n);
       const a = await approved(card.id, '100');
       await client.cards.sandboxReverse(card.id, { transaction_id: a, amount: '30' });
       assert.equal(await h.onCard(m, card.id), 430_00n);
@@ -306,7 +287,6 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
       const late = await client.cards.sandboxClear(card.id, { transaction_id: b });
       assert.equal(late.amount, '60.00');
       assert.equal(await h.onCard(m, card.id), 370_00n);
-      await h.ledgerOk();
     },
   );
 
@@ -325,7 +305,7 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
   });
 
   it('an expiry racing a clearing: the hold is taken once, by whichever locks the card first', async () => {
-    const { m, card } = await fundedCard(300_00n);
+    const { m, card } = await h.fundedCard(300_00n);
     const a = await approved(card.id, '100');
     await client.sandbox.advanceClock(7 * day - 5);
     const [, clearing] = await Promise.all([
@@ -343,6 +323,5 @@ describe('card authorisation holds: expiry, partial reversals, limits', () => {
     assert.ok((await h.entries('card.auth_expiry', a)) <= 1);
     assert.equal(await h.onCard(m, card.id), 200_00n);
     assert.equal(await h.held(m, card.id), 0n);
-    await h.ledgerOk();
   });
 });

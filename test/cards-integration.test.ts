@@ -11,16 +11,14 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { useTestService, instantUpstreams } from './support/service.js';
+import { instantUpstreams } from './support/service.js';
 import { expectCode } from './support/expect.js';
-import { lifecycleHelpers } from './support/card-lifecycle.js';
+import { useLifecycleService } from './support/card-lifecycle.js';
 
 describe('card money and card lifecycle together', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
-  let merchantId: string;
-  useTestService({ config: instantUpstreams }, (s) => ({ service, client, merchantId } = s));
-  const h = lifecycleHelpers(() => ({ service, client, merchantId }));
+  const h = useLifecycleService(instantUpstreams, (s) => ({ service, client } = s));
   const drain = () => service.workers.jobs.drain();
   const reconcile = () => service.workers.tick();
   const behave = (behavior: string) => client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior });
@@ -111,7 +109,6 @@ describe('card money and card lifecycle together', () => {
       // A second close moves nothing again.
       assert.equal((await client.cards.close(card.id, { onBehalfOf: m.external })).status, 'closed');
       assert.equal(await h.available(m, 'USD'), returned + 125_00n);
-      await h.ledgerOk();
     },
   );
 
@@ -143,7 +140,6 @@ describe('card money and card lifecycle together', () => {
       await drain();
       assert.equal((await client.cards.getTopUp(fresh, t.id, { onBehalfOf: m.external })).status, 'credited');
       assert.ok((await h.onCard(m, fresh)) > 0n);
-      await h.ledgerOk();
     },
   );
 
@@ -183,7 +179,6 @@ describe('card money and card lifecycle together', () => {
       );
       assert.equal(await h.onCard(m, card.id), 0n, 'nothing onto the frozen card');
       assert.equal(await h.entries('card.topup_credit', late.id), 1);
-      await h.ledgerOk();
     },
   );
 
@@ -206,7 +201,6 @@ describe('card money and card lifecycle together', () => {
       assert.equal(await h.onCard(m, card.id), 0n);
       assert.equal(await h.entries('card.topup_credit', late.id), 1);
       assert.equal(await h.entries('card.balance_return', `${card.id}:close`), 1);
-      await h.ledgerOk();
     },
   );
 
@@ -250,7 +244,6 @@ describe('card money and card lifecycle together', () => {
       assert.equal((await client.cards.getReplacement(id)).status, 'completed');
       assert.equal(await h.onCard(m, card.id), 0n);
       assert.equal(await h.available(m, 'USD'), usdBefore + onCard + arrival);
-      await h.ledgerOk();
     },
   );
 
@@ -347,7 +340,6 @@ describe('card money and card lifecycle together', () => {
       assert.equal(await h.available(m, 'USD'), usd + onCard + minor(credited.arrival_amount, 2));
       assert.equal(await h.onCard(m, card.id), 0n);
       assert.equal(await h.frozen(m, 'USDT'), 0n);
-      await h.ledgerOk();
     },
   );
 
@@ -372,7 +364,6 @@ describe('card money and card lifecycle together', () => {
       await drain();
       await failedBeforeDispatch(m, card.id, pending.id, 'card_frozen');
       assert.equal(await h.available(m, 'USDT'), usdt - fee);
-      await h.ledgerOk();
     },
   );
 
@@ -405,7 +396,6 @@ describe('card money and card lifecycle together', () => {
       await drain();
       await failedBeforeDispatch(m, card.id, pending.id, 'card_frozen');
       assert.equal(await h.available(m, 'USDT'), usdt);
-      await h.ledgerOk();
     },
   );
 
@@ -465,7 +455,6 @@ describe('card money and card lifecycle together', () => {
         'every loaded top-up back to available with the card, once',
       );
       assert.equal(await h.onCard(m, card.id), 0n);
-      await h.ledgerOk();
     },
   );
 });

@@ -13,25 +13,23 @@ import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet
 import type { RunningService } from '../src/server.js';
 import { runReplacement } from '../src/modules/cards/replacements/executor.js';
 import { dueLifecycleScopes } from '../src/modules/cards/queries.js';
-import { admin, newMerchantClient, useTestService } from './support/service.js';
+import { admin, newMerchantClient } from './support/service.js';
 import { expectCode } from './support/expect.js';
-import { lifecycleHelpers } from './support/card-lifecycle.js';
+import { lifecycleHelpers, useLifecycleService } from './support/card-lifecycle.js';
 import { withUpstream } from './support/fixtures.js';
 
 describe('card replacement', () => {
   let service: RunningService;
   let client: MerchantWalletClient;
   let merchantId: string;
-  useTestService({ config: { simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client, merchantId } = s));
-  const h = lifecycleHelpers(() => ({ service, client, merchantId }));
+  const h = useLifecycleService({ simulatorConfirmDelayMs: 0 }, (s) => ({ service, client, merchantId } = s));
   const advance = (seconds = 61) => client.sandbox.advanceClock(seconds);
 
   it(
     'refuses a reason outside the enumeration, a non-security reason on an activated card, and a card of ' +
       'another member',
     async () => {
-      const m = await h.member();
-      const card = await h.card(m, 'virtual');
+      const { m, card } = await h.memberWithCard('virtual');
       await expectCode(
         client.cards.requestReplacement(card.id, { reason: 'bored' }, { onBehalfOf: m.external }),
         'invalid_request',
@@ -65,8 +63,7 @@ describe('card replacement', () => {
   );
 
   it('the lifecycle ticker picks a scope when its replacement is due on its clock, not while it waits', async () => {
-    const m = await h.member();
-    const card = await h.card(m, 'virtual');
+    const { m, card } = await h.memberWithCard('virtual');
     const created = await client.cards.requestReplacement(card.id, { reason: 'damaged' }, { onBehalfOf: m.external });
     const picked = async () =>
       (await dueLifecycleScopes(service.ctx.db)).some(
@@ -155,9 +152,7 @@ describe('card replacement', () => {
     'creates only the request: crp_ id, requested, no money, the note kept to 200 characters; one in flight ' +
       'per card, also under a race',
     async () => {
-      const m = await h.member();
-      const card = await h.card(m, 'virtual');
-      await h.fundCard(m, card.id, 2500n);
+      const { m, card } = await h.fundedCard(2500n);
       const before = await h.available(m, 'USDT');
       const key = randomUUID();
       const created = await client.cards.requestReplacement(
@@ -242,7 +237,6 @@ describe('card replacement', () => {
       assert.deepEqual(await list({ onBehalfOf: (await h.member('0')).external, cardId: card2.id }), []);
       assert.deepEqual(await list({ onBehalfOf: m.external, cardId: `crd_${randomUUID()}` }), []);
       await advance();
-      await h.ledgerOk();
     },
   );
 
@@ -250,9 +244,7 @@ describe('card replacement', () => {
     'security reason: the executor freezes, returns the balance once, charges the fees, ends the old card ' +
       'replaced and links the new one',
     async () => {
-      const m = await h.member();
-      const card = await h.card(m, 'virtual');
-      await h.fundCard(m, card.id, 3000n);
+      const { m, card } = await h.fundedCard(3000n);
       await h.hold(m, card.id, 500n);
       await h.ledgerOk();
       const usdtBefore = await h.available(m, 'USDT');
@@ -313,8 +305,7 @@ describe('card replacement', () => {
   );
 
   it('physical card, security reason: replacement and postage fees; the new card waits for activation', async () => {
-    const m = await h.member();
-    const card = await h.card(m, 'physical');
+    const { m, card } = await h.memberWithCard('physical');
     const usdtBefore = await h.available(m, 'USDT');
     // The fees are the product's settings, changed by the operator.
     const patched = await admin(service, 'PATCH', `/admin/v1/cards/products/${card.product_id}`, {
@@ -367,8 +358,7 @@ describe('card replacement', () => {
   });
 
   it('non-security reason on a card never activated: inventory voided, no fees, new card issued', async () => {
-    const m = await h.member();
-    const card = await h.card(m, 'physical');
+    const { m, card } = await h.memberWithCard('physical');
     const usdtBefore = await h.available(m, 'USDT');
     const { id } = await client.cards.requestReplacement(
       card.id,
@@ -386,12 +376,10 @@ describe('card replacement', () => {
     assert.equal(old.inventory_status, 'voided');
     assert.equal(old.frozen, false);
     assert.equal((await client.cards.get(done.new_card_id!, { onBehalfOf: m.external })).status, 'unactivated');
-    await h.ledgerOk();
   });
 
   it('a non-security request whose card got activated before the executor ran fails with nothing moved', async () => {
-    const m = await h.member();
-    const card = await h.card(m, 'physical');
+    const { m, card } = await h.memberWithCard('physical');
     const { id } = await client.cards.requestReplacement(card.id, { reason: 'name_error' }, { onBehalfOf: m.external });
     await service.ctx.db.updateTable('cards').set({ status: 'active' }).where('id', '=', card.id).execute();
     await advance();
@@ -536,9 +524,7 @@ describe('card replacement', () => {
   it(
     'issuer timeouts never refund or undo: the replacement stays processing and completes once the issuer ' + 'answers',
     async () => {
-      const m = await h.member();
-      const card = await h.card(m, 'virtual');
-      await h.fundCard(m, card.id, 1200n);
+      const { m, card } = await h.fundedCard(1200n);
       const usdtBefore = await h.available(m, 'USDT');
       const usdBefore = await h.available(m, 'USD');
       const { id } = await client.cards.requestReplacement(
@@ -567,7 +553,6 @@ describe('card replacement', () => {
       assert.equal(await h.available(m, 'USDT'), usdtBefore - 3_000000n);
       assert.equal(await h.frozen(m, 'USDT'), 0n);
       assert.equal(await h.entries('card.balance_return', id), 1);
-      await h.ledgerOk();
     },
   );
 
@@ -575,9 +560,7 @@ describe('card replacement', () => {
     'unknown_status: a new card answered outside our enumeration is no card: processing, nothing refunded or ' +
       'charged, one operator alert',
     async () => {
-      const m = await h.member();
-      const card = await h.card(m, 'virtual');
-      await h.fundCard(m, card.id, 800n);
+      const { m, card } = await h.fundedCard(800n);
       const { id } = await client.cards.requestReplacement(
         card.id,
         { reason: 'pin_locked' },
@@ -598,14 +581,11 @@ describe('card replacement', () => {
       await advance(3600);
       assert.equal((await client.cards.getReplacement(id)).status, 'processing');
       assert.equal((await alerts()).length, 1);
-      await h.ledgerOk();
     },
   );
 
   it('a crash between steps resumes where it stopped: two executors at once do the work once', async () => {
-    const m = await h.member();
-    const card = await h.card(m, 'virtual');
-    await h.fundCard(m, card.id, 700n);
+    const { m, card } = await h.fundedCard(700n);
     const usdBefore = await h.available(m, 'USD');
     const { id } = await client.cards.requestReplacement(card.id, { reason: 'expiring' }, { onBehalfOf: m.external });
     // The issuer's 5xx after the first step: the process "stops" there.
@@ -628,16 +608,13 @@ describe('card replacement', () => {
       (await service.ctx.db.selectFrom('cards').select('id').where('replaces', '=', card.id).execute()).length,
       1,
     );
-    await h.ledgerOk();
   });
 
   it(
     'the issuer refuses the new card: failed, fees released, the card stays frozen (a security reason was ' +
       'given) and may be replaced again',
     async () => {
-      const m = await h.member();
-      const card = await h.card(m, 'virtual');
-      await h.fundCard(m, card.id, 900n);
+      const { m, card } = await h.fundedCard(900n);
       const usdtBefore = await h.available(m, 'USDT');
       const { id } = await client.cards.requestReplacement(
         card.id,
@@ -669,7 +646,6 @@ describe('card replacement', () => {
         (await h.events(id)).map((e) => e.type),
         ['card.replacement.requested', 'card.replacement.processing', 'card.replacement.failed'],
       );
-      await h.ledgerOk();
     },
   );
 });

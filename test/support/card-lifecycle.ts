@@ -4,13 +4,13 @@
  * (a USD deposit's available moved onto `card:<id>`, as a confirmed top-up would), and balances.
  */
 import assert from 'node:assert/strict';
-import { before } from 'node:test';
+import { afterEach, before } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../../src/server.js';
 import { accountBalance, depositLines, postEntry, verifyLedger } from '../../src/money/index.js';
 import { approvedCard, kycMember } from './fixtures.js';
-import { newMerchantClient } from './service.js';
+import { newMerchantClient, useTestService, type TestServiceOptions, type TestServiceSetup } from './service.js';
 
 /** The helpers for the service, client and merchant that `setup` answers when a helper runs (after `before`). */
 export function lifecycleHelpers(
@@ -57,6 +57,18 @@ export function lifecycleHelpers(
           ],
         });
       });
+  }
+  /** A new member (holding 100 USDT) and an active card of `formFactor` of theirs. */
+  async function memberWithCard(formFactor: 'virtual' | 'physical' = 'virtual') {
+    const m = await member();
+    return { m, card: await card(m, formFactor) };
+  }
+  /** A new member (holding 100 USDT) with an active virtual card holding `cents` USD (through the ledger module, as a
+   * credited top-up would). */
+  async function fundedCard(cents: bigint) {
+    const { m, card } = await memberWithCard('virtual');
+    await fundCard(m, card.id, cents);
+    return { m, card };
   }
   /** Moves `cents` of the card's balance to `card_held` (as an authorisation would). */
   async function hold(m: { id: string }, cardId: string, cents: bigint) {
@@ -108,12 +120,41 @@ export function lifecycleHelpers(
         .where('reference_id', '=', referenceId)
         .execute()
     ).length;
-  return { member, card, fundCard, hold, available, frozen, onCard, held, ledgerOk, events, entries };
+  return {
+    member,
+    card,
+    memberWithCard,
+    fundCard,
+    fundedCard,
+    hold,
+    available,
+    frozen,
+    onCard,
+    held,
+    ledgerOk,
+    events,
+    entries,
+  };
+}
+
+/**
+ * In a describe: the service (started with `config`; its setup handed to `ready`) and the lifecycle helpers for its
+ * merchant. Every test ends on a ledger that verifies.
+ */
+export function useLifecycleService(config: TestServiceOptions['config'], ready: (setup: TestServiceSetup) => void) {
+  let setup: TestServiceSetup;
+  useTestService({ config }, (s) => {
+    setup = s;
+    ready(s);
+  });
+  const h = lifecycleHelpers(() => setup);
+  afterEach(() => h.ledgerOk());
+  return h;
 }
 
 /**
  * In a describe: a merchant of its own on `service()`, made in `before` and handed to `assign`, and the
- * lifecycle helpers for it.
+ * lifecycle helpers for it. Every test ends on a ledger that verifies.
  */
 export function ownMerchantLifecycle(
   service: () => RunningService,
@@ -124,5 +165,7 @@ export function ownMerchantLifecycle(
     own = await newMerchantClient(service());
     assign(own);
   });
-  return lifecycleHelpers(() => ({ service: service(), ...own }));
+  const h = lifecycleHelpers(() => ({ service: service(), ...own }));
+  afterEach(() => h.ledgerOk());
+  return h;
 }
