@@ -14,7 +14,7 @@ import {
 import { up as migration010 } from '../src/db/migrations/010_merchant_fees_and_deposit_reads.js';
 import { postAsBeforeSplit } from './support/legacy-ledger.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
-import { adjustCustody, balanceOf, custodyOf, fundedMember, TRON } from './support/fixtures.js';
+import { adjustCustody, balanceOf, custodyOf, fundedMember, TRON, merchantWithMember } from './support/fixtures.js';
 
 /**
  * Issue 9, point 5: a confirmation reduces custody by amount plus fee (the reference), the fee
@@ -71,8 +71,7 @@ describe('custody over HTTP and in ledger:verify', () => {
   const verify = () => admin(service, 'GET', '/admin/v1/ledger/verify');
 
   it('confirm drops custody (GET /v1/merchant/balances) by amount plus fee, to what the members hold', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client, '100');
+    const { client, m } = await merchantWithMember(service);
     assert.equal((await custodyOf(client)).custody, '100.000000');
     // ETHEREUM carries a 5 USDT fee in the default catalogue.
     const w = await client.withdrawals.create(
@@ -93,8 +92,7 @@ describe('custody over HTTP and in ledger:verify', () => {
   });
 
   it('refuses a confirm that custody covers for the amount but not for amount plus fee', async () => {
-    const { client, merchantId } = await newMerchantClient(service);
-    const m = await fundedMember(client, '50');
+    const { client, merchantId, m } = await merchantWithMember(service, '50');
     const w = await client.withdrawals.create(
       { asset: 'USDT', network: 'TRON', address: TRON, amount: '45' },
       { onBehalfOf: m.external },
@@ -148,8 +146,7 @@ describe('custody over HTTP and in ledger:verify', () => {
     'ledger:verify reports custody that drifts from the members (the old confirmation rule), and migration 010 ' +
       'corrects it',
     async () => {
-      const { client, merchantId } = await newMerchantClient(service);
-      const m = await fundedMember(client, '100');
+      const { client, merchantId, m } = await merchantWithMember(service);
       const w = await client.withdrawals.create(
         { asset: 'USDT', network: 'TRON', address: TRON, amount: '40' },
         { onBehalfOf: m.external },

@@ -11,6 +11,7 @@ import {
   entryKinds,
   eventsAbout,
   TRON,
+  merchantWithMember,
 } from './support/fixtures.js';
 import { expectCode } from './support/expect.js';
 import { admin, clientFor, createKey, newMerchantClient, useTestService } from './support/service.js';
@@ -36,8 +37,7 @@ describe('withdrawals: conformance audit', () => {
   const entriesOf = (id: string) => entryKinds(service, id);
 
   it('lists by status: only locked, settled or failed are filters; any other value is invalid_request', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client);
+    const { client, m } = await merchantWithMember(service);
     const locked = await create(client, m.external);
     const settled = await create(client, m.external);
     const failed = await create(client, m.external);
@@ -80,8 +80,7 @@ describe('withdrawals: conformance audit', () => {
     'refuses an amount below the network minimum with amount_out_of_range and locks nothing; the minimum ' +
       'itself passes',
     async () => {
-      const { client } = await newMerchantClient(service);
-      const m = await fundedMember(client);
+      const { client, m } = await merchantWithMember(service);
       // TRON USDT: minimum 1, fee 1 (default catalogue).
       await expectCode(create(client, m.external, '0.999999'), 'amount_out_of_range', 400);
       await expectCode(create(client, m.external, '0'), 'invalid_request', 400);
@@ -96,8 +95,7 @@ describe('withdrawals: conformance audit', () => {
   );
 
   it("shows the withdrawal at the asset's scale (BTC: 8 places) with the fields of the contract", async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client, '1', 'BTC');
+    const { client, m } = await merchantWithMember(service, '1', 'BTC');
     const w = (await client.withdrawals.create(
       { asset: 'btc', network: 'bitcoin', address: BTC_ADDR, amount: '0.1' },
       { onBehalfOf: m.external },
@@ -119,8 +117,7 @@ describe('withdrawals: conformance audit', () => {
   });
 
   it('confirm acts as the merchant: x-on-behalf-of is refused and nothing moves', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client);
+    const { client, m } = await merchantWithMember(service);
     const w = await create(client, m.external);
     for (const action of ['confirm', 'fail']) {
       await expectCode(
@@ -137,8 +134,7 @@ describe('withdrawals: conformance audit', () => {
     'a custody shortfall is replayed under the same key; after the missed deposit is reported a new key ' +
       'settles, custody may reach exactly zero',
     async () => {
-      const { client, merchantId } = await newMerchantClient(service);
-      const m = await fundedMember(client, '100');
+      const { client, merchantId, m } = await merchantWithMember(service);
       const w = await create(client, m.external, '49'); // 49 + fee 1 = 50
       const adj = await adjustCustody(service, merchantId, 'decrease', '60', 'moved off platform');
       assert.equal(adj.status, 201);
@@ -176,8 +172,7 @@ describe('withdrawals: conformance audit', () => {
   it(
     'each transition posts once and records one event with ids and status only; ' + 'replays and refusals add neither',
     async () => {
-      const { client } = await newMerchantClient(service);
-      const m = await fundedMember(client, '100');
+      const { client, m } = await merchantWithMember(service);
       const toFail = await create(client, m.external, '20');
       const toSettle = await create(client, m.external, '30');
       const failKey = randomUUID();
@@ -244,8 +239,7 @@ describe('withdrawals: conformance audit', () => {
   it(
     'a withdrawal locked before its member was suspended can still be confirmed or failed by the ' + 'merchant',
     async () => {
-      const { client } = await newMerchantClient(service);
-      const m = await fundedMember(client, '100');
+      const { client, m } = await merchantWithMember(service);
       const a = await create(client, m.external, '10');
       const b = await create(client, m.external, '10');
       await client.members.suspend(m.external);
@@ -257,8 +251,7 @@ describe('withdrawals: conformance audit', () => {
   );
 
   it('a withdrawal locked before its asset was disabled can still be read, confirmed and failed', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await fundedMember(client, '100', 'USDC');
+    const { client, m } = await merchantWithMember(service, '100', 'USDC');
     const w1 = (await client.withdrawals.create(
       { asset: 'USDC', network: 'ETHEREUM', address: '0x52908400098527886E0F7030069857D2E4169EE7', amount: '20' },
       { onBehalfOf: m.external },
@@ -289,8 +282,7 @@ describe('withdrawals: conformance audit', () => {
     'scopes: withdrawals:write creates, confirms and fails; withdrawals:read only reads; neither gives 403 ' +
       'insufficient_scope',
     async () => {
-      const { client, merchantId } = await newMerchantClient(service);
-      const m = await fundedMember(client);
+      const { client, merchantId, m } = await merchantWithMember(service);
       const w = await create(client, m.external);
       const reader = clientFor(service, await createKey(service, merchantId, { scopes: ['withdrawals:read'] }));
       const outsider = clientFor(service, await createKey(service, merchantId, { scopes: ['members:write'] }));
@@ -320,8 +312,7 @@ describe('withdrawals: conformance audit', () => {
     async () => {
       const issuer = await newMerchantClient(service);
       const issued = (await issuer.client.merchant.requestDepositAddress({ asset: 'USDT', network: 'TRON' })) as any;
-      const { client } = await newMerchantClient(service);
-      const m = await fundedMember(client);
+      const { client, m } = await merchantWithMember(service);
       await expectCode(
         client.withdrawals.create(
           { asset: 'USDT', network: 'TRON', address: issued.address, amount: '10' },
@@ -337,8 +328,7 @@ describe('withdrawals: conformance audit', () => {
     "refuses an address that has the network's shape but a wrong checksum (malformed): TRON base58check, " +
       'Bitcoin base58check and bech32/bech32m',
     async () => {
-      const { client } = await newMerchantClient(service);
-      const m = await fundedMember(client, '100');
+      const { client, m } = await merchantWithMember(service);
       const b = await fundedMember(client, '1', 'BTC');
       const tron = (address: string) =>
         client.withdrawals.create(
@@ -380,8 +370,7 @@ describe('withdrawals: conformance audit', () => {
     'refuses a mixed-case Ethereum address whose letters break its EIP-55 checksum; one-case and correctly ' +
       'checksummed addresses pass',
     async () => {
-      const { client } = await newMerchantClient(service);
-      const m = await fundedMember(client, '100');
+      const { client, m } = await merchantWithMember(service);
       const eth = (address: string) =>
         client.withdrawals.create(
           { asset: 'USDT', network: 'ETHEREUM', address, amount: '10' },

@@ -98,6 +98,17 @@ export async function fundedMember(
   return { id: member.id, external };
 }
 
+/** A new merchant (its client) and a member of it with `amount` of `asset` deposited (`fundedMember`). */
+export async function merchantWithMember(
+  service: RunningService,
+  amount = '100',
+  asset = 'USDT',
+  options: FundedMemberOptions = {},
+) {
+  const { client, merchantId } = await newMerchantClient(service);
+  return { client, merchantId, m: await fundedMember(client, amount, asset, options) };
+}
+
 /** POST /v1/members for `external` under idempotency key `key` (`false`: none), answered raw. */
 export const postMember = (client: MerchantWalletClient, external: string, key: string | false = randomUUID()) =>
   client.requestRaw({
@@ -136,6 +147,12 @@ export async function earnSetup(service: RunningService, usdt = '2000', prefix =
 /** The member's balance line of `asset`. */
 export const balanceOf = async (client: MerchantWalletClient, member: string, asset = 'USDT') =>
   ((await client.balances.list({ onBehalfOf: member })) as any[]).find((b) => b.asset === asset);
+
+/** A member's balance line of `asset` holding `amount` (a decimal string in the asset's scale), all of it available. */
+export const availableOnly = (asset: string, amount: string) => {
+  const zero = amount.replace(/^\d+/, '0').replace(/\d/g, '0'); // '12.500000' -> '0.000000'
+  return { asset, available: amount, frozen: zero, withdrawing: zero, earn: zero, card: zero, total: amount };
+};
 
 /** An operator's adjustment of the merchant's sandbox USDT custody, for `reason`: the admin API's answer. */
 export const adjustCustody = (
