@@ -7,7 +7,7 @@
  * activation after a 504/502 with the step-up challenge it already consumed. The ledger is
  * verified after each money step.
  */
-import { describe, it, before } from 'node:test';
+import { afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { StepUpRequiredError, type MerchantWalletClient } from '@merchant-wallet/sdk';
@@ -74,6 +74,8 @@ describe('card reconciliation', () => {
   let client: MerchantWalletClient;
   let merchantId: string;
   useTestService({ config: { simulatorConfirmDelayMs: 0 }, merchant: false }, (s) => ({ service } = s));
+  // Every test ends on a ledger that verifies.
+  afterEach(() => expectLedgerClean(service));
   /** A merchant per test: each has its own sandbox clock and its own injected behaviours. */
   const freshMerchant = async () => {
     ({ client, merchantId } = await newMerchantClient(service));
@@ -163,7 +165,6 @@ describe('card reconciliation', () => {
       assert.equal(done.status, 'rejected');
       assert.equal(done.card_id, null);
       assert.deepEqual(await usdt(m), ['100.000000', '0.000000']);
-      await expectLedgerClean(service);
     });
 
     it('timeout, the issuer needs documents: a supplement work order, the fee still frozen', async () => {
@@ -179,7 +180,6 @@ describe('card reconciliation', () => {
       assert.deepEqual([back.status, back.supplement!.status], ['pending', 'submitted']);
       assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'approved');
       assert.deepEqual(await usdt(m), ['95.000000', '0.000000']);
-      await expectLedgerClean(service);
     });
 
     it(
@@ -194,7 +194,6 @@ describe('card reconciliation', () => {
         assert.deepEqual(await usdt(m), ['95.000000', '5.000000']);
         assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'approved')).status, 'approved');
         assert.deepEqual(await usdt(m), ['95.000000', '0.000000']);
-        await expectLedgerClean(service);
       },
     );
 
@@ -216,7 +215,6 @@ describe('card reconciliation', () => {
       const approved = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
       assert.equal(approved.status, 'approved');
       assert.deepEqual(await usdt(m), ['95.000000', '0.000000']);
-      await expectLedgerClean(service);
     });
 
     /** The open `upstream.unknown_status` alerts about an object. */
@@ -243,7 +241,6 @@ describe('card reconciliation', () => {
         // The issuer's decision still settles it.
         assert.equal((await client.cards.sandboxAdvanceApplication(app.id, 'rejected')).status, 'rejected');
         assert.deepEqual(await usdt(m), ['100.000000', '0.000000']);
-        await expectLedgerClean(service);
       },
     );
 
@@ -262,7 +259,6 @@ describe('card reconciliation', () => {
         assert.equal((await alertsOf(app.id)).length, 1);
         await client.sandbox.advanceClock(600);
         assert.equal((await alertsOf(app.id)).length, 1);
-        await expectLedgerClean(service);
       },
     );
 
@@ -279,7 +275,6 @@ describe('card reconciliation', () => {
       await service.workers.tick();
       assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'rejected');
       assert.deepEqual(await usdt(m), ['100.000000', '0.000000']);
-      await expectLedgerClean(service);
     });
   });
 

@@ -5,7 +5,7 @@
  * daily limits across the clock's midnight, step-up, merchant conversions; the ledger verified
  * after each.
  */
-import { describe, it } from 'node:test';
+import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
@@ -21,6 +21,8 @@ describe('exchange', () => {
   let client: MerchantWalletClient;
   let merchantId: string;
   useTestService({}, (s) => ({ service, client, merchantId } = s));
+  // Every test ends on a ledger that verifies.
+  afterEach(() => expectLedgerClean(service));
 
   const balance = async (m: string, asset: string) =>
     (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === asset)?.available ?? '0';
@@ -75,7 +77,6 @@ describe('exchange', () => {
       );
       assert.equal(btc.fee_asset, 'BTC', 'buying BTC pays the fee in BTC (per direction)');
       assert.equal(btc.ledger_scale_to, 8);
-      await expectLedgerClean(service);
     },
   );
 
@@ -285,7 +286,6 @@ describe('exchange', () => {
     );
     // After a timeout the order is looked up by its id (the quote id).
     assert.equal((await client.exchange.get(done.id.replace(/^exc_/, ''), { onBehalfOf: m })).status, 'completed');
-    await expectLedgerClean(service);
   });
 
   it('parallel executions of one locked quote execute it once', async () => {
@@ -301,7 +301,6 @@ describe('exchange', () => {
     assert.equal(await balance(m, 'USDT'), '700.000000');
     assert.equal(await balance(m, 'BTC'), q.to_amount);
     assert.equal(await entryCount(q.quote_id!), 2);
-    await expectLedgerClean(service);
   });
 
   it('an unused lock expires by the sandbox clock (state expired, no money moved) and is never re-priced', async () => {
@@ -326,7 +325,6 @@ describe('exchange', () => {
       ['exchange.order.quoted@1', 'exchange.order.expired@2'],
     );
     assert.equal(await entryCount(q.quote_id!), 0);
-    await expectLedgerClean(service);
   });
 
   it("the background ticker voids locks past their end on each merchant's own clock", async () => {
@@ -386,7 +384,6 @@ describe('exchange', () => {
         ['exchange.order.quoted@1', 'exchange.order.expired@2'],
       );
       await expectCode(c.exchange.execute({ quote_id: q.quote_id! }, { onBehalfOf: m }), 'state_invalid', 400);
-      await expectLedgerClean(service);
     },
   );
 
@@ -456,7 +453,6 @@ describe('exchange', () => {
       'quoted',
       'a refused execution leaves the lock',
     );
-    await expectLedgerClean(service);
   });
 
   it('gates again at execution: direction switched off, KYC lowered', async () => {
@@ -519,7 +515,6 @@ describe('exchange', () => {
     } finally {
       await direction('exd_s_usdt_usd', { member_daily_count: 50, member_daily_amount: '250000' });
     }
-    await expectLedgerClean(service);
   });
 
   it("asks for step-up at or above the direction's threshold; the repeat with x-step-up executes", async () => {
@@ -542,7 +537,6 @@ describe('exchange', () => {
     } finally {
       await direction('exd_s_usdt_eur', { step_up_threshold: '10000' });
     }
-    await expectLedgerClean(service);
   });
 
   it(
@@ -600,7 +594,6 @@ describe('exchange', () => {
         assert.equal((await admin(service, 'PATCH', '/admin/v1/assets/USDC', { enabled: true })).status, 200);
       }
       assert.equal((await client.exchange.conversionPairs()).length, 6);
-      await expectLedgerClean(service);
     },
   );
 
@@ -771,7 +764,6 @@ describe('exchange', () => {
       await c.sandbox.advanceClock(1);
       await expectCode(c.exchange.execute({ quote_id: late.quote_id! }, { onBehalfOf: m }), 'state_invalid', 400);
       assert.equal((await c.exchange.get(late.quote_id!, { onBehalfOf: m })).status, 'expired');
-      await expectLedgerClean(service);
     },
   );
 
@@ -816,7 +808,6 @@ describe('exchange', () => {
       } finally {
         await direction(id, { member_daily_count: before });
       }
-      await expectLedgerClean(service);
     },
   );
 
@@ -888,7 +879,6 @@ describe('exchange', () => {
         assert.notEqual(minor(order.fee_amount), '0');
         assert.deepEqual(await lines(order.id), documented(order));
       }
-      await expectLedgerClean(service);
     },
   );
 

@@ -3,7 +3,7 @@
  * job, a full lifecycle under each sandbox behaviour of the remittance upstream, returns, and the
  * ledger verified after each.
  */
-import { describe, it } from 'node:test';
+import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
@@ -19,6 +19,8 @@ describe('remittance orders', () => {
   let client: MerchantWalletClient;
   let merchantId: string;
   useTestService({ config: instantUpstreams }, (s) => ({ service, client, merchantId } = s));
+  // Every test ends on a ledger that verifies.
+  afterEach(() => expectLedgerClean(service));
 
   /** Runs `f` with the remittance provider answering `behavior`, then `success` again. */
   const withProvider = <T>(behavior: string, f: () => Promise<T>) => withUpstream(client, 'remittance', behavior, f);
@@ -81,7 +83,6 @@ describe('remittance orders', () => {
         .where('p.seq', '=', (await payeeIdsOf(service.ctx.db)).seqOf(payee)!)
         .executeTakeFirstOrThrow();
       assert.match(entity.provider_payee_ref!, /^RB/, 'registered at dispatch');
-      await expectLedgerClean(service);
     },
   );
 
@@ -133,7 +134,6 @@ describe('remittance orders', () => {
         'custody untouched: amount and fee left through settlement clearing',
       );
       assert.equal((await feeIncome()) - feeBefore, 110n, "the fee is the merchant's income");
-      await expectLedgerClean(service);
     },
   );
 
@@ -215,7 +215,6 @@ describe('remittance orders', () => {
     assert.equal((await balance(m, 'EUR')).available, '398.50');
     await run();
     assert.equal((await client.remittance.get(order.id.slice(4), { onBehalfOf: m })).status, 'completed');
-    await expectLedgerClean(service);
   });
 
   it('reject: the order fails and the freeze is released in full', async () => {
@@ -235,7 +234,6 @@ describe('remittance orders', () => {
         'remittance.order.failed@3',
       ]);
     });
-    await expectLedgerClean(service);
   });
 
   it('timeout: never refunded on the timeout; reconciliation finds the provider paid and completes', async () => {
@@ -251,7 +249,6 @@ describe('remittance orders', () => {
       assert.equal((await balance(m, 'USDT')).frozen, '0.000000');
       assert.equal((await balance(m, 'USDT')).available, '898.416750');
     });
-    await expectLedgerClean(service);
   });
 
   it(
@@ -270,7 +267,6 @@ describe('remittance orders', () => {
         assert.equal(failed.failure_reason, 'upstream_not_found');
         assert.equal((await balance(m, 'USDT')).available, '1000.000000');
       });
-      await expectLedgerClean(service);
     },
   );
 
@@ -303,7 +299,6 @@ describe('remittance orders', () => {
         });
         assert.deepEqual([asked.status, asked.body.status], [200, 'completed']);
       });
-      await expectLedgerClean(service);
     },
   );
 
@@ -334,7 +329,6 @@ describe('remittance orders', () => {
           'remittance.order.completed@3',
         ]);
       });
-      await expectLedgerClean(service);
     },
   );
 
@@ -357,7 +351,6 @@ describe('remittance orders', () => {
     const again = await client.remittance.sandboxReturn(order.id.slice(4));
     assert.equal(again.status, 'returned');
     assert.equal((await balance(m, 'USDT')).available, '998.416750', 'once');
-    await expectLedgerClean(service);
   });
 
   it(
@@ -412,7 +405,6 @@ describe('remittance orders', () => {
         'remittance.order.processing@2',
         'remittance.order.completed@3',
       ]);
-      await expectLedgerClean(service);
     },
   );
 
@@ -509,7 +501,6 @@ describe('remittance orders', () => {
       .execute();
     await reconcile();
     assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'returned');
-    await expectLedgerClean(service);
   });
 
   it("one order's failed return check does not hold back the others of its run", async () => {
@@ -624,7 +615,6 @@ describe('remittance orders', () => {
       await client.kyc.sandboxReview(member.id, { decision: 'approved' });
       assert.equal((await send(external, payee.id, 'EUR', '10')).status, 'pending', 'open again after the re-review');
       await run();
-      await expectLedgerClean(service);
     },
   );
 
@@ -679,7 +669,6 @@ describe('remittance orders', () => {
       });
     }
     await run();
-    await expectLedgerClean(service);
   });
 
   it(
@@ -720,7 +709,6 @@ describe('remittance orders', () => {
       for await (const o of client.remittance.list({ status: 'pending', limit: 2 })) pending.push(o.id);
       assert.ok(pending.includes(first.id));
       await run();
-      await expectLedgerClean(service);
     },
   );
 });
