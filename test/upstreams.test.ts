@@ -36,6 +36,16 @@ interface Case {
   status(call: CallContext, requestId: string): Promise<StatusOutcome>;
 }
 
+/** The case of one simulator: its provider and status query come with it. */
+function simulatorCase(
+  upstream: UpstreamName,
+  prefix: string,
+  simulator: { provider: SimulatedProvider; status(call: CallContext, requestId: string): Promise<StatusOutcome> },
+  move: Case['move'],
+): Case {
+  return { upstream, prefix, provider: simulator.provider, status: (c, id) => simulator.status(c, id), move };
+}
+
 // One service for the file: each test works on merchants and request ids of its own.
 let service: RunningService;
 useTestService({ merchant: false }, (s) => ({ service } = s));
@@ -52,50 +62,31 @@ describe('upstream simulators', () => {
     const qrpay = new SimulatedQrPay(db, sim);
     const chain = new SimulatedChain(db, { ...sim, networks: ['TRON', 'ETHEREUM', 'BITCOIN'] });
     cases = [
-      {
-        upstream: 'remittance',
-        prefix: 'RM',
-        provider: remittance.provider,
-        status: (c, id) => remittance.status(c, id),
-        move: (c, id) =>
-          remittance.submit(c, { requestId: id, payoutCurrency: 'SGD', payoutAmountMinor: 10_000n, payeeRef: 'RB1' }),
-      },
-      {
-        upstream: 'card',
-        prefix: 'CD',
-        provider: card.provider,
-        status: (c, id) => card.status(c, id),
-        move: (c, id) => card.topUp(c, { requestId: id, cardRef: 'crd_1', currency: 'USD', amountMinor: 5_000n }),
-      },
-      {
-        upstream: 'qrpay',
-        prefix: 'QP',
-        provider: qrpay.provider,
-        status: (c, id) => qrpay.status(c, id),
-        move: (c, id) =>
-          qrpay.pay(c, {
-            requestId: id,
-            scheme: 'sg_paynow',
-            merchantAccount: '2|201403121W|1',
-            qrCode: '000201',
-            currency: 'SGD',
-            amountMinor: 1_250n,
-          }),
-      },
-      {
-        upstream: 'chain',
-        prefix: 'CH',
-        provider: chain.provider,
-        status: (c, id) => chain.status(c, id),
-        move: (c, id) =>
-          chain.send(c, {
-            requestId: id,
-            asset: 'USDT',
-            network: 'TRON',
-            address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW',
-            amountMinor: 1_000_000n,
-          }),
-      },
+      simulatorCase('remittance', 'RM', remittance, (c, id) =>
+        remittance.submit(c, { requestId: id, payoutCurrency: 'SGD', payoutAmountMinor: 10_000n, payeeRef: 'RB1' }),
+      ),
+      simulatorCase('card', 'CD', card, (c, id) =>
+        card.topUp(c, { requestId: id, cardRef: 'crd_1', currency: 'USD', amountMinor: 5_000n }),
+      ),
+      simulatorCase('qrpay', 'QP', qrpay, (c, id) =>
+        qrpay.pay(c, {
+          requestId: id,
+          scheme: 'sg_paynow',
+          merchantAccount: '2|201403121W|1',
+          qrCode: '000201',
+          currency: 'SGD',
+          amountMinor: 1_250n,
+        }),
+      ),
+      simulatorCase('chain', 'CH', chain, (c, id) =>
+        chain.send(c, {
+          requestId: id,
+          asset: 'USDT',
+          network: 'TRON',
+          address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW',
+          amountMinor: 1_000_000n,
+        }),
+      ),
     ];
   });
 
