@@ -12,12 +12,9 @@
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { RouteOptions } from 'fastify';
 import type { MerchantWalletClient, RawResult } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import type { RouteAccess } from '../src/platform/route-access.js';
-import { buildPublicApp } from '../src/platform/http-app.js';
-import { registerPublicRoutes } from '../src/routes.js';
 import { admin, baseUrlFor, useTestService } from './support/service.js';
 import { getHostedPage, postHostedPage } from './support/hosted.js';
 import { signedInConsole } from './support/console.js';
@@ -27,35 +24,10 @@ import { payNow } from './support/emv.js';
 import { buildWorld, fund, party, type Member, type Party, type World } from './support/isolation-world.js';
 import { ghostOf, ownedIds, probes } from './support/isolation-probes.js';
 import { sepa } from './support/fixtures.js';
-
-interface SeenRoute {
-  method: string;
-  url: string;
-  access: RouteAccess;
-  hidden: boolean;
-}
-
-/** The public routes as the service registers them (as test/openapi.test.ts collects them). */
-async function publicRoutes(service: RunningService): Promise<SeenRoute[]> {
-  const app = buildPublicApp({ ...service.ctx, logger: false });
-  const seen: SeenRoute[] = [];
-  app.addHook('onRoute', (route: RouteOptions) => {
-    for (const method of [route.method].flat()) {
-      if (method !== 'HEAD')
-        seen.push({
-          method,
-          url: route.url,
-          access: route.config!.access!,
-          hidden: (route.schema as any)?.hide === true,
-        });
-    }
-  });
-  await registerPublicRoutes(app, service.ctx);
-  return seen;
-}
+import { registeredPublicRoutes, type PublicRoute } from './support/declared-routes.js';
 
 const notFoundCodes = ['not_found', 'resource_not_found', 'member_not_found'];
-const objectRoute = (r: SeenRoute) => !r.hidden && r.access.scope !== 'public' && r.url.includes('/:');
+const objectRoute = (r: PublicRoute) => !r.hidden && r.access.scope !== 'public' && r.url.includes('/:');
 
 interface Intruder {
   name: string;
@@ -79,12 +51,12 @@ const describeCall = (r: RawResult) => `${r.status} ${r.rawBody.slice(0, 300)}`;
 describe('tenant isolation audit', () => {
   let service: RunningService;
   let world: World;
-  let routes: SeenRoute[];
+  let routes: PublicRoute[];
   let intruders: Intruder[];
   useTestService({ config: { simulatorConfirmDelayMs: 0 }, merchant: false }, (s) => ({ service } = s));
   before(async () => {
     world = await buildWorld(service);
-    routes = await publicRoutes(service);
+    routes = await registeredPublicRoutes(service);
     intruders = [
       { name: 'merchant B', client: world.b.client, member: world.b.member, sameMerchant: false },
       { name: 'A on production', client: world.aProd.client, member: world.aProd.member, sameMerchant: false },
@@ -127,13 +99,15 @@ describe('tenant isolation audit', () => {
       for (const r of routes.filter(objectRoute)) {
         for (const [i, probe] of probes[`${r.method} ${r.url}`]!(world.objects).entries()) {
           for (const onBehalfOf of callers(r.access, intruder)) {
-            const res = await intruder.client.requestRaw({
-              method: r.method as 'GET',
-              path: probe.path,
-              body: probe.body,
-              onBehalfOf,
-              idempotencyKey: r.access.idempotency && r.access.idempotency !== 'none' ? randomUUID() : false,
-            });
+            const ask = (call: { path: string; body?: unknown }) =>
+              intruder.client.requestRaw({
+                method: r.method as 'GET',
+                path: call.path,
+                body: call.body,
+                onBehalfOf,
+                idempotencyKey: r.access.idempotency && r.access.idempotency !== 'none' ? randomUUID() : false,
+              });
+            const res = await ask(probe);
             if (res.status !== 404 || !notFoundCodes.includes(res.body?.code)) {
               leaks.push(
                 `${intruder.name}${onBehalfOf ? ' (on behalf)' : ''}: ${r.method} ${probe.path} → ${describeCall(res)}`,
@@ -141,13 +115,7 @@ describe('tenant isolation audit', () => {
             }
             // Nor may the words tell A's object from one that does not exist.
             const ghost = probes[`${r.method} ${r.url}`]!(ghostOf(world.objects))[i]!;
-            const none = await intruder.client.requestRaw({
-              method: r.method as 'GET',
-              path: ghost.path,
-              body: ghost.body,
-              onBehalfOf,
-              idempotencyKey: r.access.idempotency && r.access.idempotency !== 'none' ? randomUUID() : false,
-            });
+            const none = await ask(ghost);
             if (
               none.status !== res.status ||
               none.body?.code !== res.body?.code ||
@@ -563,21 +531,16 @@ describe('tenant isolation audit', () => {
   it('webhook records and redelivery stay with the merchant and environment of their event', async () => {
     const { a, aProd, b, objects: o } = world;
     const db = service.ctx.db;
-    const everything = { event_types: ['*'] };
-    const bEndpoint = (
-      await b.client.request<any>({
-        method: 'POST',
-        path: '/v1/webhooks/endpoints',
-        body: { url: 'http://127.0.0.1:9/b', ...everything },
-      })
-    ).id;
-    const prodEndpoint = (
-      await aProd.client.request<any>({
-        method: 'POST',
-        path: '/v1/webhooks/endpoints',
-        body: { url: 'https://93.184.216.34/a', ...everything },
-      })
-    ).id;
+    const endpointFor = async (p: Party, url: string) =>
+      (
+        await p.client.request<any>({
+          method: 'POST',
+          path: '/v1/webhooks/endpoints',
+          body: { url, event_types: ['*'] },
+        })
+      ).id;
+    const bEndpoint = await endpointFor(b, 'http://127.0.0.1:9/b');
+    const prodEndpoint = await endpointFor(aProd, 'https://93.184.216.34/a');
     const dep = await fund(a.client, o.member, 'USDT', '1');
     await fanOut(db);
     const records = await db

@@ -1,11 +1,8 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import type { RouteOptions } from 'fastify';
-import { buildPublicApp } from '../src/platform/http-app.js';
 import { errorStatus, type ErrorCode } from '../src/platform/errors.js';
 import type { RouteAccess } from '../src/platform/route-access.js';
-import { registerPublicRoutes } from '../src/routes.js';
 import { compileDeferredSchemas } from '../src/platform/validation.js';
 import type { RunningService } from '../src/server.js';
 import { eventCatalogue, eventTypes } from '../src/events/index.js';
@@ -14,6 +11,13 @@ import { deliveryStatuses } from '../src/modules/webhooks/service.js';
 import { hoistNamedSchemas, SchemaNameConflict } from '../src/platform/openapi-schemas.js';
 import { serversFor } from '../src/platform/openapi.js';
 import { useTestService } from './support/service.js';
+import {
+  declaredOperationIds,
+  operationOf,
+  openapiPath,
+  registeredPublicRoutes,
+  type PublicRoute,
+} from './support/declared-routes.js';
 import { webhookBodyFields, webhookDataFields } from './support/webhook-receiver.js';
 
 /**
@@ -23,33 +27,6 @@ import { webhookBodyFields, webhookDataFields } from './support/webhook-receiver
 
 type Json = Record<string, any>;
 
-interface SeenRoute {
-  method: string;
-  url: string;
-  hidden: boolean;
-  access: RouteAccess;
-  schema: Json;
-}
-
-/**
- * Registers the public routes once more on a fresh app (never started) with an `onRoute` hook in
- * front, to see each route's method, url, schema and access as the service declares them.
- */
-async function collectRoutes(service: RunningService): Promise<SeenRoute[]> {
-  const app = buildPublicApp({ ...service.ctx, logger: false });
-  const seen: SeenRoute[] = [];
-  app.addHook('onRoute', (route: RouteOptions) => {
-    for (const method of [route.method].flat()) {
-      if (method === 'HEAD') continue;
-      const schema = (route.schema ?? {}) as Json;
-      seen.push({ method, url: route.url, hidden: schema.hide === true, access: route.config!.access!, schema });
-    }
-  });
-  await registerPublicRoutes(app, service.ctx);
-  return seen;
-}
-
-const openapiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 const isRead = (method: string) => method === 'GET' || method === 'HEAD';
 const signedRoute = (method: string, access: RouteAccess) =>
   access.scope !== 'public' && (access.signature === 'always' || !isRead(method));
@@ -123,8 +100,8 @@ function kindsOf(method: string, access: RouteAccess): string[] {
 describe('GET /v1/openapi.json', () => {
   let service: RunningService;
   let doc: Json;
-  let routes: SeenRoute[];
-  let documented: SeenRoute[];
+  let routes: PublicRoute[];
+  let documented: PublicRoute[];
 
   useTestService({ merchant: false }, (s) => ({ service } = s));
   before(async () => {
@@ -132,7 +109,7 @@ describe('GET /v1/openapi.json', () => {
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
     doc = (await res.json()) as Json;
-    routes = await collectRoutes(service);
+    routes = await registeredPublicRoutes(service);
     documented = routes.filter((r) => r.url.startsWith('/v1/') && !r.hidden);
   });
 
@@ -253,7 +230,7 @@ describe('GET /v1/openapi.json', () => {
 
   test('each operation carries its scope, principal and security from config.access', () => {
     for (const r of documented) {
-      const op = doc.paths[openapiPath(r.url)][r.method.toLowerCase()];
+      const op = operationOf(doc, r);
       const where = `${r.method} ${r.url}`;
       assert.equal(op['x-scope'], r.access.scope, where);
       if (r.access.scope === 'public') {
@@ -296,7 +273,7 @@ describe('GET /v1/openapi.json', () => {
 
   test('each operation lists the headers its access asks for', () => {
     for (const r of documented) {
-      const op = doc.paths[openapiPath(r.url)][r.method.toLowerCase()];
+      const op = operationOf(doc, r);
       for (const [name, rule] of Object.entries(expectedHeaders(r.method, r.access))) {
         const param = headerParam(op, name);
         const where = `${r.method} ${r.url} header ${name}`;
@@ -323,7 +300,7 @@ describe('GET /v1/openapi.json', () => {
 
   test('each operation lists its error codes, grouped by status, on the shared Error schema', () => {
     for (const r of documented) {
-      const op = doc.paths[openapiPath(r.url)][r.method.toLowerCase()];
+      const op = operationOf(doc, r);
       const where = `${r.method} ${r.url}`;
       const listedAt = new Map<string, string>();
       for (const [status, response] of Object.entries<Json>(op.responses)) {
@@ -387,15 +364,7 @@ describe('GET /v1/openapi.json', () => {
   });
 
   test('every operation has the operationId its route declares: camelCase, unique in the document', () => {
-    const ids: string[] = [];
-    for (const r of documented) {
-      const op = doc.paths[openapiPath(r.url)][r.method.toLowerCase()];
-      const where = `${r.method} ${r.url}`;
-      assert.equal(typeof r.schema.operationId, 'string', `${where} declares no operationId`);
-      assert.equal(op.operationId, r.schema.operationId, where);
-      assert.match(op.operationId, /^[a-z][a-zA-Z0-9]*$/, `${where}: not camelCase`);
-      ids.push(op.operationId);
-    }
+    const ids = declaredOperationIds(doc, documented);
     for (const item of Object.values<Json>(doc.webhooks)) ids.push(item.post.operationId);
     assert.deepEqual(
       ids.filter((id, i) => ids.indexOf(id) !== i),

@@ -7,6 +7,7 @@ import { errorStatus, type ErrorCode } from '../src/platform/errors.js';
 import type { OperatorAccess } from '../src/platform/operator-route.js';
 import type { RunningService } from '../src/server.js';
 import { adminToken, useTestService } from './support/service.js';
+import { declaredOperationIds, operationOf, openapiPath } from './support/declared-routes.js';
 
 /** The operator listener's document, checked against the operator routes actually registered. */
 
@@ -34,8 +35,6 @@ async function collectOperatorRoutes(service: RunningService): Promise<SeenRoute
   await app.close();
   return seen;
 }
-
-const openapiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 describe('GET /admin/v1/openapi.json', () => {
   let service: RunningService;
@@ -118,7 +117,7 @@ describe('GET /admin/v1/openapi.json', () => {
     () => {
       const shapeless: string[] = [];
       for (const route of routes) {
-        const responses: Json = doc.paths[openapiPath(route.url)][route.method.toLowerCase()].responses;
+        const responses: Json = operationOf(doc, route).responses;
         for (const [status, response] of Object.entries<Json>(responses)) {
           const schema = response.content?.['application/json']?.schema;
           if (!status.startsWith('2')) continue;
@@ -158,7 +157,7 @@ describe('GET /admin/v1/openapi.json', () => {
 
   test('each operation: a tag, the operator security, and every error code it can answer under its status', () => {
     for (const route of routes) {
-      const op = doc.paths[openapiPath(route.url)][route.method.toLowerCase()];
+      const op = operationOf(doc, route);
       const where = `${route.method} ${route.url}`;
       assert.deepEqual(op.security, [{ operatorToken: [] }], where);
       assert.equal(op.tags.length, 1, where);
@@ -179,15 +178,7 @@ describe('GET /admin/v1/openapi.json', () => {
     'every operation has the camelCase operationId its route declares, unique in the document; resources are ' +
       'named schemas',
     () => {
-      const ids: string[] = [];
-      for (const route of routes) {
-        const op = doc.paths[openapiPath(route.url)][route.method.toLowerCase()];
-        const where = `${route.method} ${route.url}`;
-        assert.equal(typeof route.schema.operationId, 'string', `${where} declares no operationId`);
-        assert.equal(op.operationId, route.schema.operationId, where);
-        assert.match(op.operationId, /^[a-z][a-zA-Z0-9]*$/, where);
-        ids.push(op.operationId);
-      }
+      const ids = declaredOperationIds(doc, routes);
       assert.ok(ids.length >= 60);
       assert.deepEqual(
         ids.filter((id, i) => ids.indexOf(id) !== i),

@@ -153,6 +153,10 @@ async function objectsOf(service: RunningService, a: Party): Promise<{ objects: 
   const x = a.member;
   const as = { onBehalfOf: x.external };
   const drain = () => service.workers.jobs.drain();
+  // A POST of the merchant's own, and one on behalf of member X: each answers the new object.
+  const post = (path: string, body?: object) => c.request<any>({ method: 'POST', path, body });
+  const postAs = (path: string, body?: object, extra = {}) =>
+    c.request<any>({ method: 'POST', path, body, ...as, ...extra });
   for (const asset of ['USDC', 'BTC', 'EUR', 'USDT']) {
     await admin(service, 'POST', `/admin/v1/merchants/${a.merchantId}/prepaid-credits`, {
       environment: 'sandbox',
@@ -163,153 +167,82 @@ async function objectsOf(service: RunningService, a: Party): Promise<{ objects: 
   const deposit = (await fund(c, x, 'USDT', '5000')).id;
   await fund(c, x, 'SGD', '100');
   const withdrawal = (
-    await c.request<any>({
-      method: 'POST',
-      path: '/v1/withdrawals',
-      body: { asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '10' },
-      ...as,
+    await postAs('/v1/withdrawals', {
+      asset: 'USDT',
+      network: 'TRON',
+      address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW',
+      amount: '10',
     })
   ).id;
   const quote = (
-    await c.request<any>({
-      method: 'POST',
-      path: '/v1/exchange/quotes',
-      body: { from_asset: 'USDT', to_asset: 'USDC', from_amount: '100', lock: true },
-      ...as,
-      idempotencyKey: randomUUID(),
-    })
+    await postAs(
+      '/v1/exchange/quotes',
+      { from_asset: 'USDT', to_asset: 'USDC', from_amount: '100', lock: true },
+      { idempotencyKey: randomUUID() },
+    )
   ).quote_id;
   const exchangeOrder = (
-    await c.request<any>({
-      method: 'POST',
-      path: '/v1/exchange/orders',
-      body: { from_asset: 'USDT', to_asset: 'EUR', from_amount: '50' },
-      ...as,
-    })
+    await postAs('/v1/exchange/orders', { from_asset: 'USDT', to_asset: 'EUR', from_amount: '50' })
   ).id;
   const payeeIban = freshIban();
   const payee = (
-    await c.request<any>({
-      method: 'POST',
-      path: '/v1/remit/payees',
-      body: {
-        ...sepa,
-        fields: { first_name: 'Anna', last_name: 'Muller', 'bank_details.iban': payeeIban, ...payeeAddress },
-      },
-      ...as,
+    await postAs('/v1/remit/payees', {
+      ...sepa,
+      fields: { first_name: 'Anna', last_name: 'Muller', 'bank_details.iban': payeeIban, ...payeeAddress },
     })
   ).id;
-  const remittance = (
-    await c.request<any>({
-      method: 'POST',
-      path: '/v1/remittances',
-      body: { payee_id: payee, source_asset: 'USDT', source_amount: '100' },
-      ...as,
-    })
-  ).id;
+  const remittance = (await postAs('/v1/remittances', { payee_id: payee, source_asset: 'USDT', source_amount: '100' }))
+    .id;
 
   const products = (await c.request<any>({ method: 'GET', path: '/v1/cards/products' })).data as any[];
   const virtual = products.find((p) => p.form_factor === 'virtual')!.id;
   const physical = products.find((p) => p.form_factor === 'physical')!.id;
   const apply = (product_id: string, extra = {}) =>
-    c.request<any>({
-      method: 'POST',
-      path: '/v1/cards/applications',
-      body: { product_id, source_asset: 'USDT', ...extra },
-      ...as,
-    });
-  const advance = (id: string, to: string) =>
-    c.request<any>({ method: 'POST', path: `/v1/sandbox/cards/applications/${id}/advance`, body: { to } });
+    postAs('/v1/cards/applications', { product_id, source_asset: 'USDT', ...extra });
+  const advance = (id: string, to: string) => post(`/v1/sandbox/cards/applications/${id}/advance`, { to });
   const application = (await apply(virtual)).id;
   const card = (await advance(application, 'approved')).card_id;
   const needDocsApplication = (await apply(virtual)).id;
   await advance(needDocsApplication, 'need_docs');
-  const supplementTicket = (
-    await c.request<any>({
-      method: 'POST',
-      path: `/v1/cards/applications/${needDocsApplication}/supplement-sessions`,
-      ...as,
-    })
-  ).id;
+  const supplementTicket = (await postAs(`/v1/cards/applications/${needDocsApplication}/supplement-sessions`)).id;
   const physicalCard = (await advance((await apply(physical, { shipping_address: shipping })).id, 'approved')).card_id;
-  await c.request({ method: 'POST', path: `/v1/sandbox/cards/${physicalCard}/ship` });
+  await post(`/v1/sandbox/cards/${physicalCard}/ship`);
   const challenge = await stepUpChallenge(c, x, physicalCard);
-  const topup = (
-    await c.request<any>({
-      method: 'POST',
-      path: `/v1/cards/${card}/topups`,
-      body: { amount: '200', source_asset: 'USDT' },
-      ...as,
-    })
-  ).id;
+  const topup = (await postAs(`/v1/cards/${card}/topups`, { amount: '200', source_asset: 'USDT' })).id;
   await drain();
-  const authorization = await c.request<any>({
-    method: 'POST',
-    path: `/v1/sandbox/cards/${card}/authorizations`,
-    body: { amount: '5', merchant_name: 'SHOP', mcc: '5411' },
+  const authorization = await post(`/v1/sandbox/cards/${card}/authorizations`, {
+    amount: '5',
+    merchant_name: 'SHOP',
+    mcc: '5411',
   });
   if (!authorization.approved) throw new Error(`authorisation declined: ${authorization.decline_reason}`);
   // A non-security reason on a card never activated: requested only, the executor never runs here.
-  const replacement = (
-    await c.request<any>({
-      method: 'POST',
-      path: `/v1/cards/${physicalCard}/replacements`,
-      body: { reason: 'not_received' },
-      ...as,
-    })
-  ).id;
+  const replacement = (await postAs(`/v1/cards/${physicalCard}/replacements`, { reason: 'not_received' })).id;
 
   const earnProducts = (await c.request<any>({ method: 'GET', path: '/v1/earn/products' })).data as any[];
-  const earn = await c.request<any>({
-    method: 'POST',
-    path: '/v1/earn/orders',
-    body: { product_id: earnProducts.find((p) => p.type === 'flexible')!.id, amount: '100' },
-    ...as,
+  const earn = await postAs('/v1/earn/orders', {
+    product_id: earnProducts.find((p) => p.type === 'flexible')!.id,
+    amount: '100',
   });
-  const qrPayment = (
-    await c.request<any>({
-      method: 'POST',
-      path: '/v1/qrpay/payments',
-      body: { qr_code: payNow({ amount: '3' }), asset: 'SGD' },
-      ...as,
-    })
-  ).id;
+  const qrPayment = (await postAs('/v1/qrpay/payments', { qr_code: payNow({ amount: '3' }), asset: 'SGD' })).id;
 
   // Subscribed to an event none of this makes: every record is `no_subscriber`, nothing is sent.
   const endpoint = (
-    await c.request<any>({
-      method: 'POST',
-      path: '/v1/webhooks/endpoints',
-      body: { url: 'http://127.0.0.1:9/hook', event_types: ['qrpay.order.refunded'] },
-    })
+    await post('/v1/webhooks/endpoints', { url: 'http://127.0.0.1:9/hook', event_types: ['qrpay.order.refunded'] })
   ).id;
-  const sessionTicket = (await c.request<any>({ method: 'POST', path: '/v1/kyc/sessions', ...as })).id;
-  await c.request({
-    method: 'POST',
-    path: `/v1/sandbox/hosted-screens/${sessionTicket}/complete`,
-    body: { outcome: 'submitted' },
-  });
+  const sessionTicket = (await postAs('/v1/kyc/sessions')).id;
+  await post(`/v1/sandbox/hosted-screens/${sessionTicket}/complete`, { outcome: 'submitted' });
   const profile = (
     await service.ctx.db.selectFrom('kyc_profiles').select('id').where('member_id', '=', x.id).executeTakeFirstOrThrow()
   ).id;
-  await c.request({
-    method: 'POST',
-    path: `/v1/sandbox/kyc/${x.external}/review`,
-    body: { decision: 'approved', level: 2 },
-  });
-  const profileTicket = (await c.request<any>({ method: 'POST', path: '/v1/kyc/profile-sessions', ...as })).id;
-  const depositAddress = (
-    await c.request<any>({
-      method: 'POST',
-      path: '/v1/merchant/deposit-address',
-      body: { asset: 'USDT', network: 'TRON' },
-    })
-  ).address;
+  await post(`/v1/sandbox/kyc/${x.external}/review`, { decision: 'approved', level: 2 });
+  const profileTicket = (await postAs('/v1/kyc/profile-sessions')).id;
+  const depositAddress = (await post('/v1/merchant/deposit-address', { asset: 'USDT', network: 'TRON' })).address;
   const exportId = (
-    await c.request<any>({
-      method: 'POST',
-      path: '/v1/exports',
-      body: { kind: 'deposits', created_gte: '2020-01-01T00:00:00Z', created_lt: '2100-01-01T00:00:00Z' },
+    await post('/v1/exports', {
+      kind: 'deposits',
+      created_gte: '2020-01-01T00:00:00Z',
+      created_lt: '2100-01-01T00:00:00Z',
     })
   ).id as string;
   await drain();
@@ -322,13 +255,7 @@ async function objectsOf(service: RunningService, a: Party): Promise<{ objects: 
   const ledgerEntry = (
     (await c.request<any>({ method: 'GET', path: '/v1/ledger/entries', query: { limit: 1 } })).data as any[]
   )[0].id as string;
-  const monitor = (
-    await c.request<any>({
-      method: 'POST',
-      path: '/v1/balance-monitors',
-      body: { balance: 'custody', asset: 'USDT', below: '1' },
-    })
-  ).id as string;
+  const monitor = (await post('/v1/balance-monitors', { balance: 'custody', asset: 'USDT', below: '1' })).id as string;
   const objects = {
     member: x,
     deposit,
