@@ -4,7 +4,7 @@
  * confirms, every sandbox behaviour, reconciliation of unknown outcomes, idempotency, parallel
  * top-ups against one balance), its events, and the ledger verified after each money step.
  */
-import { describe, it, before } from 'node:test';
+import { afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet/sdk';
@@ -18,6 +18,7 @@ import {
   withUpstream,
   setCardStatus,
   patchCardProducts,
+  rowById,
 } from './support/fixtures.js';
 
 describe('card top-ups', () => {
@@ -26,6 +27,8 @@ describe('card top-ups', () => {
   useTestService({ config: instantUpstreams }, (s) => ({ service, client } = s));
 
   const ledgerClean = () => expectLedgerClean(service);
+  // Every test ends on a ledger that verifies.
+  afterEach(ledgerClean);
   const drain = () => service.workers.jobs.drain();
   const reconcile = () => service.workers.tick();
   const balance = async (m: string, asset: string) =>
@@ -122,7 +125,6 @@ describe('card top-ups', () => {
         } finally {
           await set({ topup_fee_bps: 100, topup_fee_fixed: '0', topup_fx_markup_bps: 50 });
         }
-        await ledgerClean();
       },
     );
 
@@ -235,7 +237,6 @@ describe('card top-ups', () => {
       assert.deepEqual(list, [t.id]);
       const other = await member();
       await expectCode(client.cards.getTopUp(id, t.id, { onBehalfOf: other }), 'not_found', 404);
-      await ledgerClean();
     });
 
     it(
@@ -248,11 +249,7 @@ describe('card top-ups', () => {
         const nested = await client.cards.getTopUp(id, t.id, { onBehalfOf: m });
         assert.equal(nested.status, 'credited');
         // The event carries only data.id (and the member's external id): enough to fetch it.
-        const event = await service.ctx.db
-          .selectFrom('events')
-          .select(['object', 'object_id'])
-          .where('object_id', '=', t.id)
-          .executeTakeFirstOrThrow();
+        const [event] = await eventsAbout(service, t.id, ['object', 'object_id']);
         assert.equal(event.object, 'card_topup');
         assert.deepEqual(await client.cards.getTopUpById(event.object_id, { onBehalfOf: m }), nested);
         assert.deepEqual(await client.cards.getTopUpById(t.id.slice(4), { onBehalfOf: m }), nested);
@@ -279,7 +276,6 @@ describe('card top-ups', () => {
       );
       assert.equal((await balance(m, 'USDT')).available, '74.800000');
       await drain();
-      await ledgerClean();
     });
 
     it('refuses what the quote refuses, and an insufficient balance, moving nothing', async () => {
@@ -291,7 +287,6 @@ describe('card top-ups', () => {
       await expectCode(client.cards.topUp(id, { amount: '20' }, { onBehalfOf: m }), 'state_invalid');
       assert.equal((await balance(m, 'USDT')).available, '95.000000');
       assert.equal(await topupRows(id), 0);
-      await ledgerClean();
     });
 
     it('parallel top-ups against one available balance never overdraw it', async () => {
@@ -309,7 +304,6 @@ describe('card top-ups', () => {
       await drain();
       assert.equal((await balance(m, 'USD')).card, '89.55');
       assert.equal((await balance(m, 'USDT')).frozen, '0.000000');
-      await ledgerClean();
     });
   });
 
@@ -336,7 +330,6 @@ describe('card top-ups', () => {
       const usdt = await balance(m, 'USDT');
       assert.deepEqual([usdt.available, usdt.frozen], ['95.000000', '0.000000']);
       assert.equal((await balance(m, 'USD'))?.card ?? '0.00', '0.00');
-      await ledgerClean();
     });
 
     it('timeout: stays processing and frozen; reconciliation finds the load done and credits it once', async () => {
@@ -350,7 +343,6 @@ describe('card top-ups', () => {
       assert.deepEqual(await eventsOf(t.id), ['card.topup.credited@3']);
       assert.equal((await balance(m, 'USD')).card, '39.80');
       assert.equal((await balance(m, 'USDT')).frozen, '0.000000');
-      await ledgerClean();
     });
 
     it(
@@ -366,7 +358,6 @@ describe('card top-ups', () => {
         assert.deepEqual(await eventsOf(t.id), ['card.topup.credited@3']);
         assert.equal((await balance(m, 'USD')).card, '39.80');
         assert.equal((await balance(m, 'USDT')).frozen, '0.000000');
-        await ledgerClean();
       },
     );
 
@@ -383,7 +374,6 @@ describe('card top-ups', () => {
           [(await balance(m, 'USDT')).available, (await balance(m, 'USDT')).frozen],
           ['95.000000', '0.000000'],
         );
-        await ledgerClean();
       },
     );
 
@@ -391,11 +381,7 @@ describe('card top-ups', () => {
       const { m, id, t } = await topUpMeeting('unknown_status');
       await reconcile();
       assert.equal((await client.cards.getTopUp(id, t.id, { onBehalfOf: m })).status, 'processing');
-      const row = await service.ctx.db
-        .selectFrom('card_topups')
-        .select('status')
-        .where('id', '=', t.id)
-        .executeTakeFirstOrThrow();
+      const row = await rowById(service, 'card_topups', t.id);
       assert.equal(row.status, 'suspended');
       const alerts = await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100');
       assert.equal(alerts.body.data.filter((a: any) => a.object_id === t.id).length, 1);
@@ -419,7 +405,6 @@ describe('card top-ups', () => {
       assert.deepEqual(await eventsOf(t.id), ['card.topup.credited@3']);
       assert.equal((await balance(m, 'USD')).card, '39.80');
       assert.equal((await balance(m, 'USDT')).frozen, '0.000000');
-      await ledgerClean();
     });
   });
 });

@@ -6,7 +6,7 @@
  * card balance, each decline recorded with its reason; clearings (equal, smaller, larger),
  * reversals and refunds; each money movement one entry, and the ledger verified after each.
  */
-import { describe, it } from 'node:test';
+import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
@@ -14,7 +14,14 @@ import type { RunningService } from '../src/server.js';
 import { accountBalance } from '../src/money/index.js';
 import { useTestService, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
-import { eventsAbout, setCardStatus, patchCardProducts, kycMember, approvedCard } from './support/fixtures.js';
+import {
+  eventsAbout,
+  setCardStatus,
+  patchCardProducts,
+  kycMember,
+  approvedCard,
+  entryKinds,
+} from './support/fixtures.js';
 
 describe('card transactions', () => {
   let service: RunningService;
@@ -22,6 +29,8 @@ describe('card transactions', () => {
   useTestService({ config: { simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client } = s));
 
   const ledgerClean = () => expectLedgerClean(service);
+  // Every test ends on a ledger that verifies.
+  afterEach(ledgerClean);
   const drain = () => service.workers.jobs.drain();
   const eventsOf = async (id: string) =>
     (await eventsAbout(service, id, ['type', 'status', 'status_version'])).map(
@@ -104,15 +113,7 @@ describe('card transactions', () => {
     assert.deepEqual(await accounts(memberId, id), { card: 49750n - 1234n, held: 1234n });
     // The member's `card` bucket is the sum: a hold does not change it.
     assert.equal((await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === 'USD')!.card, '497.50');
-    const entries = await service.ctx.db
-      .selectFrom('journal_entries')
-      .select('kind')
-      .where('reference_id', '=', r.transaction_id)
-      .execute();
-    assert.deepEqual(
-      entries.map((e) => e.kind),
-      ['card.auth_hold'],
-    );
+    assert.deepEqual(await entryKinds(service, r.transaction_id), ['card.auth_hold']);
     assert.deepEqual(await eventsOf(r.transaction_id), ['card.transaction.authorization:approved@1']);
     // The helper's idempotency key: a retry replays the decision, it never holds twice.
     const key = randomUUID();
@@ -158,7 +159,6 @@ describe('card transactions', () => {
       },
     );
     assert.equal(list[0]!.reversal_reason, 'network');
-    await ledgerClean();
   });
 
   it('declines by card status, currency and balance, recording the reason and moving nothing', async () => {
@@ -179,7 +179,6 @@ describe('card transactions', () => {
     assert.equal(list[6]!.decline_reason, 'insufficient_funds');
     const events = await eventsOf(list[0]!.id);
     assert.deepEqual(events, ['card.transaction.authorization:declined@1']);
-    await ledgerClean();
   });
 
   it(
@@ -193,7 +192,6 @@ describe('card transactions', () => {
         ['insufficient_funds', 'insufficient_funds', 'insufficient_funds'],
       );
       assert.deepEqual(await accounts(memberId, id), { card: 9750n, held: 40000n });
-      await ledgerClean();
     },
   );
 
@@ -220,7 +218,6 @@ describe('card transactions', () => {
       await approved(id, '1', 'Corner Shop', '5411');
       await client.cards.deleteMerchantRules(id, { onBehalfOf: m });
       await approved(id, '1', 'Casino Royale', '7995');
-      await ledgerClean();
     },
   );
 
@@ -245,7 +242,6 @@ describe('card transactions', () => {
       await advanceTo('month');
       await approved(id, '50');
       await drain();
-      await ledgerClean();
     },
   );
 
@@ -266,7 +262,6 @@ describe('card transactions', () => {
     } finally {
       await setProducts(defaultCaps);
     }
-    await ledgerClean();
   });
 
   it('clearing equal to, below and above the authorisation; reversal; refunds up to the cleared amount', async () => {
@@ -334,7 +329,6 @@ describe('card transactions', () => {
           .length,
         1,
       );
-    await ledgerClean();
   });
 
   it(
@@ -346,11 +340,7 @@ describe('card transactions', () => {
       const declinedOne = await declined(id, '10', 'currency_not_supported', undefined, undefined, 'EUR');
       const listed = [];
       for await (const t of client.cards.listTransactions(id, { onBehalfOf: m })) listed.push(t);
-      const event = await service.ctx.db
-        .selectFrom('events')
-        .select(['object', 'object_id'])
-        .where('object_id', '=', r.transaction_id)
-        .executeTakeFirstOrThrow();
+      const [event] = await eventsAbout(service, r.transaction_id, ['object', 'object_id']);
       assert.equal(event.object, 'card_transaction');
       // The same object as the card's list.
       assert.deepEqual(

@@ -20,6 +20,7 @@ import {
   kycMember,
   shipping,
   withUpstream,
+  rowById,
 } from './support/fixtures.js';
 
 describe('cards', () => {
@@ -166,11 +167,7 @@ describe('cards', () => {
       const decided = await client.cards.sandboxAdvanceApplication(app.id, 'approved');
       assert.equal(decided.status, 'failed');
       assert.equal(decided.card_id, null);
-      const row = await service.ctx.db
-        .selectFrom('card_applications')
-        .selectAll()
-        .where('id', '=', app.id)
-        .executeTakeFirstOrThrow();
+      const row = await rowById(service, 'card_applications', app.id);
       assert.equal(row.failure_reason, 'kyc_required');
       assert.equal(
         (await service.ctx.db.selectFrom('cards').select('id').where('application_id', '=', app.id).execute()).length,

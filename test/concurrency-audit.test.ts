@@ -6,7 +6,7 @@
  * twice, each object in one final state that agrees with its entries and with every answer given
  * about it, and each idempotency key with one result.
  */
-import { describe, it } from 'node:test';
+import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
@@ -18,7 +18,7 @@ import { payNow } from './support/emv.js';
 import { addSandboxOffset } from '../src/platform/queries/clock.js';
 import { earnTickers } from '../src/modules/earn/workers.js';
 import { exchangeTickers } from '../src/modules/exchange/workers.js';
-import { approvedCard, kycMember, sepaPayee, withUpstream, TRON } from './support/fixtures.js';
+import { approvedCard, kycMember, sepaPayee, withUpstream, TRON, rowById } from './support/fixtures.js';
 
 describe(
   'money paths under concurrency on PostgreSQL',
@@ -160,6 +160,8 @@ describe(
         .execute();
       assert.deepEqual(claims, [], 'no key left claimed once its requests were answered');
     }
+    // Every test ends with them holding.
+    afterEach(invariants);
 
     /**
      * One idempotency key, one result: exactly one request executed (no replay header); every other
@@ -193,7 +195,6 @@ describe(
       const rows = await db().selectFrom('withdrawals').select('id').where('member_id', '=', m.id).execute();
       assert.equal(rows.length, 10, 'refused withdrawals left no row');
       for (const { id } of rows) assert.deepEqual(await entryKinds(id), ['withdrawal.lock']);
-      await invariants();
     });
 
     it(
@@ -241,7 +242,6 @@ describe(
         }
         const b = await balance(m.external, 'USDT');
         assert.deepEqual([b.available, b.withdrawing], [`${100 - 6 * settled}.000000`, '0.000000']);
-        await invariants();
       },
     );
 
@@ -282,7 +282,6 @@ describe(
         assert.deepEqual(await entryKinds(other), []);
         assert.equal((await balance(m.external, 'USDT')).available, '50.000000');
         assert.equal((await balance(m.external, 'EUR')).available, executed.to_amount);
-        await invariants();
       },
     );
 
@@ -324,7 +323,6 @@ describe(
         (await balance(m.external, 'USDT')).available,
         row.status === 'completed' ? '900.000000' : '1000.000000',
       );
-      await invariants();
     });
 
     it(
@@ -356,7 +354,6 @@ describe(
         }
         b = await balance(m.external, 'USDT');
         assert.deepEqual([b.available, b.frozen], ['85.750750', '0.000000']);
-        await invariants();
       },
     );
 
@@ -386,7 +383,6 @@ describe(
           ['remittance.freeze', row.status === 'completed' ? 'remittance.complete' : 'remittance.fail'].sort(),
         );
         assert.equal((await balance(m.external, 'USDT')).frozen, '0.000000');
-        await invariants();
       },
     );
 
@@ -431,7 +427,6 @@ describe(
         assert.deepEqual(await entryKinds(order.id), ['earn.redeem', 'earn.subscribe']);
         const b = await balance(m.external, 'USDT');
         assert.deepEqual([b.available, b.earn], [`${1000 - 150 * subscribed}.000000`, `${150 * subscribed}.000000`]);
-        await invariants();
       },
     );
 
@@ -456,11 +451,7 @@ describe(
           burst(4, () => post(`/v1/earn/positions/${order.position_id}/redeem`, undefined, { member: m.external })),
         ]);
         winners(rs, 200, 1, ['state_invalid']);
-        const row = await db()
-          .selectFrom('earn_orders')
-          .select(['status', 'days_accrued', 'interest_paid'])
-          .where('id', '=', order.id)
-          .executeTakeFirstOrThrow();
+        const row = await rowById(service, 'earn_orders', order.id);
         assert.deepEqual([row.status, row.days_accrued], ['redeemed', 3]);
         assert.deepEqual(await entryKinds(order.id), [
           'earn.payout.d1',
@@ -478,7 +469,6 @@ describe(
         assert.equal(String(row.interest_paid), '300000', '3 days of 3.65 % a year on 1000');
         const b = await balance(m.external, 'USDT');
         assert.deepEqual([b.available, b.earn], ['1000.300000', '0.000000']);
-        await invariants();
       },
     );
 
@@ -555,11 +545,7 @@ describe(
         );
         await drain();
 
-        const card = await db()
-          .selectFrom('cards')
-          .select(['status'])
-          .where('id', '=', cardId)
-          .executeTakeFirstOrThrow();
+        const card = await rowById(service, 'cards', cardId);
         assert.equal(card.status, 'closed');
         assert.deepEqual(await entryKinds(`${cardId}:close`), ['card.balance_return']);
         const topups = await db()
@@ -590,7 +576,6 @@ describe(
         assert.equal(usd.frozen, '0.00');
         assert.equal(cents(usd.available) + approved * 1200n, credited, `credited ${credited}, ${approved} approved`);
         assert.equal((await balance(m.external, 'USDT')).frozen, '0.000000', "every failed top-up's freeze is back");
-        await invariants();
       },
     );
 
@@ -619,7 +604,6 @@ describe(
             : ['card.topup_fail', 'card.topup_freeze'],
         );
         assert.equal((await balance(m.external, 'USDT')).frozen, '0.000000');
-        await invariants();
       },
     );
 
@@ -662,7 +646,6 @@ describe(
         assert.deepEqual(await entryKinds(paid.id), ['qrpay.complete', 'qrpay.freeze', 'qrpay.refund']);
         const b = await balance(m.external, 'SGD');
         assert.deepEqual([b.available, b.frozen], ['40.00', '0.00']);
-        await invariants();
       },
     );
 
@@ -699,7 +682,6 @@ describe(
           ['qrpay.freeze', row.status === 'completed' ? 'qrpay.complete' : 'qrpay.fail'].sort(),
         );
         assert.equal((await balance(m.external, 'SGD')).frozen, '0.00');
-        await invariants();
       },
     );
 
@@ -781,7 +763,6 @@ describe(
           spent - 14_000000n,
         );
         await drain();
-        await invariants();
       },
     );
 
@@ -832,7 +813,6 @@ describe(
         );
         assert.equal(await account('card_held'), 0n);
         assert.equal(await account('card'), won === 'clearings' ? loaded - 3000n : loaded);
-        await invariants();
       },
     );
   },

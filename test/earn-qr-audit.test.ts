@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/money/index.js';
-import { balanceOf, fundedMember, entryKinds, eventsAbout, earnSetup } from './support/fixtures.js';
+import { balanceOf, fundedMember, entryKinds, eventsAbout, earnSetup, rowById } from './support/fixtures.js';
 import { newMerchantClient, useTestService, postgresOnly, instantUpstreams } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { payNow } from './support/emv.js';
@@ -64,11 +64,7 @@ describe('earn and QR payments: conformance audit', () => {
       await expectCode(client.earn.redeem(term.position_id, { onBehalfOf: m }), 'state_invalid', 400);
       // The 30 days have passed and the ticker has not come round yet (as in production, where it
       // runs once a minute): the whole term falls due now.
-      const row = await service.ctx.db
-        .selectFrom('earn_orders')
-        .select('started_at')
-        .where('id', '=', term.id)
-        .executeTakeFirstOrThrow();
+      const row = await rowById(service, 'earn_orders', term.id);
       const started = new Date(row.started_at).getTime();
       await service.ctx.db
         .updateTable('earn_orders')

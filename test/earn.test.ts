@@ -5,7 +5,7 @@
  * interest), the `earn.order.settled` events exactly as the Events table, interest funded from
  * the platform's named account; the ledger verified after each.
  */
-import { describe, it } from 'node:test';
+import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
@@ -13,11 +13,13 @@ import type { RunningService } from '../src/server.js';
 import { admin, useTestService, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { earnTickers } from '../src/modules/earn/workers.js';
-import { earnSetup } from './support/fixtures.js';
+import { earnSetup, rowById } from './support/fixtures.js';
 
 describe('earn', () => {
   let service: RunningService;
   useTestService({ merchant: false }, (s) => ({ service } = s));
+  // Every test ends on a ledger that verifies.
+  afterEach(() => expectLedgerClean(service));
 
   const setup = () => earnSetup(service);
   const usdt = async (client: MerchantWalletClient, m: string) =>
@@ -77,7 +79,6 @@ describe('earn', () => {
       assert.equal(b.earn, '100.000000');
       await expectCode(client.earn.redeem(order.position_id, { onBehalfOf: m }), 'state_invalid', 400);
       await expectCode(client.earn.redeem(`epo_${randomUUID()}`, { onBehalfOf: m }), 'not_found', 404);
-      await expectLedgerClean(service);
     },
   );
 
@@ -85,11 +86,7 @@ describe('earn', () => {
     const { client, m, flexible } = await setup();
     const order = await client.earn.subscribe({ product_id: flexible.id, amount: '1000' }, { onBehalfOf: m });
     // Day 1 falls due now (as if the ticker had not come round yet): 1000 × 3.65 % / 365 = 0.1.
-    const row = await service.ctx.db
-      .selectFrom('earn_orders')
-      .select('started_at')
-      .where('id', '=', order.id)
-      .executeTakeFirstOrThrow();
+    const row = await rowById(service, 'earn_orders', order.id);
     await service.ctx.db
       .updateTable('earn_orders')
       .set({ next_accrual_at: row.started_at })
@@ -99,13 +96,8 @@ describe('earn', () => {
     const b = await usdt(client, m);
     assert.equal(b.available, '2000.100000', 'principal back and the finished day paid');
     assert.equal(b.earn, '0.000000');
-    const paid = await service.ctx.db
-      .selectFrom('earn_orders')
-      .select(['interest_paid', 'days_accrued', 'status'])
-      .where('id', '=', order.id)
-      .executeTakeFirstOrThrow();
+    const paid = await rowById(service, 'earn_orders', order.id);
     assert.deepEqual([String(paid.interest_paid), paid.days_accrued, paid.status], ['100000', 1, 'redeemed']);
-    await expectLedgerClean(service);
   });
 
   it('refuses: unknown product, amount out of range, more than available', async () => {
@@ -189,7 +181,6 @@ describe('earn', () => {
         .where('e.reference_id', 'in', [flex.id, term.id])
         .executeTakeFirstOrThrow();
       assert.equal(BigInt(funded.total), 6_000_000n);
-      await expectLedgerClean(service);
     },
   );
 
@@ -205,7 +196,6 @@ describe('earn', () => {
       .execute();
     await earnTickers[0]!.run(service.ctx);
     assert.equal((await client.earn.order(o.id, { onBehalfOf: m })).interest_paid, '0.100000');
-    await expectLedgerClean(service);
   });
 
   it('the operator adds and withdraws products', async () => {
@@ -298,11 +288,7 @@ describe('earn', () => {
         'no such column': 1,
       });
       assert.deepEqual([odd.status, odd.body.code], [400, 'invalid_request'], JSON.stringify(odd.body));
-      const row = await service.ctx.db
-        .selectFrom('earn_products')
-        .selectAll()
-        .where('id', '=', created.body.id)
-        .executeTakeFirstOrThrow();
+      const row = await rowById(service, 'earn_products', created.body.id);
       assert.deepEqual(
         [row.environment, row.asset, row.type, row.term_days, row.apr_bps],
         ['sandbox', 'USDT', 'fixed', 30, 450],

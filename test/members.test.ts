@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
 import { expectCode } from './support/expect.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
+import { rowById } from './support/fixtures.js';
 
 describe('members', () => {
   let service: RunningService;
@@ -163,11 +164,7 @@ describe('members', () => {
     assert.deepEqual(await client.members.revokeSessions('signed-in'), { id: 'signed-in', revoked: true });
     await expectCode(client.members.revokeSessions(m.id), 'member_not_found', 404);
     await expectCode(client.members.revokeSessions('nobody'), 'member_not_found', 404);
-    const row = await service.ctx.db
-      .selectFrom('members')
-      .select('sessions_revoked_at')
-      .where('id', '=', m.id)
-      .executeTakeFirstOrThrow();
+    const row = await rowById(service, 'members', m.id);
     assert.ok(row.sessions_revoked_at, 'every session and hosted link issued before now is void');
   });
 

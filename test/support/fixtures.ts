@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../../src/server.js';
+import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
 import { assertEntry, type EntryLine } from '../../src/money/index.js';
 import type { FieldSpec } from '../../src/modules/remittance/corridors/contracts.js';
@@ -124,6 +125,14 @@ export const eventsAbout = <C extends keyof Database['events'] & string>(
   objectId: string,
   columns: C[],
 ) => service.ctx.db.selectFrom('events').select(columns).where('object_id', '=', objectId).orderBy('seq').execute();
+
+/** A row of `table` by its id, every column, read straight from the database (`not_found`: it throws). */
+export const rowById = <T extends keyof Database & string>(service: RunningService, table: T, id: string) =>
+  (service.ctx.db as unknown as Kysely<any>)
+    .selectFrom(table)
+    .selectAll()
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow() as Promise<Selectable<Database[T]>>;
 
 /** The kinds of the journal entries posted for an object (`reference_id`), sorted. */
 export const entryKinds = async (service: RunningService, referenceId: string) =>
