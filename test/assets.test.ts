@@ -112,13 +112,18 @@ test('operator creates an asset, sets a network, disables both; the public list 
   assert.equal(again.status, 409);
   assert.equal(again.body.code, 'duplicate_resource');
 
-  const put = await admin(service, 'PUT', `/admin/v1/assets/${code}/networks/DOGECOIN`, {
+  /** PUT of the asset's DOGECOIN network (its whole settings), answered 200. */
+  const putDogecoin = async (network: Record<string, unknown>) => {
+    const res = await admin(service, 'PUT', `/admin/v1/assets/${code}/networks/DOGECOIN`, network);
+    assert.equal(res.status, 200);
+    return res;
+  };
+  const put = await putDogecoin({
     enabled: true,
     withdrawal_fee: '1.5',
     withdrawal_min: '10',
     address_pattern: '^D[1-9A-HJ-NP-Za-km-z]{33}$',
   });
-  assert.equal(put.status, 200);
   assert.deepEqual(put.body.networks, [
     {
       network: 'DOGECOIN',
@@ -157,13 +162,7 @@ test('operator creates an asset, sets a network, disables both; the public list 
   assert.equal(await getAsset(service.ctx.db, 'NOPE'), undefined);
 
   // Replacing the network: disabled networks leave the public list.
-  const off = await admin(service, 'PUT', `/admin/v1/assets/${code}/networks/DOGECOIN`, {
-    enabled: false,
-    withdrawal_fee: '2',
-    withdrawal_min: '0',
-    address_pattern: '^D.+$',
-  });
-  assert.equal(off.status, 200);
+  const off = await putDogecoin({ enabled: false, withdrawal_fee: '2', withdrawal_min: '0', address_pattern: '^D.+$' });
   assert.equal(off.body.networks[0].withdrawal_fee, '2.00000000');
   assert.deepEqual((await publicList()).data.find((a) => a.code === code)?.networks, []);
 

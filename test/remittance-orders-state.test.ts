@@ -19,6 +19,10 @@ import {
   statusesOf,
 } from '../src/modules/remittance/orders/state.js';
 
+/** The provider's acceptance of a payout call as RM1, in `status`, with `detail`. */
+const accepted = (status: string, detail: Record<string, string> = {}) =>
+  ({ kind: 'accepted', providerOrderId: 'RM1', status, detail }) as const;
+
 describe('statuses', () => {
   it('a suspended order shows as processing, and the processing filter finds it', () => {
     assert.deepEqual(statusesOf('processing'), ['processing', 'suspended']);
@@ -58,10 +62,12 @@ describe('the return watch', () => {
     assert.deepEqual(decideOnReturnCheck('returned', refunded), { kind: 'none' }, 'never twice');
   });
   it('an accepted payout call without a payout date carries none', () => {
-    assert.deepEqual(
-      decideOnCall({ kind: 'accepted', providerOrderId: 'RM1', status: 'processing', detail: { payout_date: '' } }),
-      { kind: 'wait', outcome: 'accepted', providerOrderId: 'RM1', providerStatus: 'processing' },
-    );
+    assert.deepEqual(decideOnCall(accepted('processing', { payout_date: '' })), {
+      kind: 'wait',
+      outcome: 'accepted',
+      providerOrderId: 'RM1',
+      providerStatus: 'processing',
+    });
   });
 });
 
@@ -70,39 +76,25 @@ describe('order state machine', () => {
     assert.deepEqual(decideOnCall({ kind: 'rejected', reason: 'x' }), { kind: 'fail', reason: 'upstream_rejected' });
     assert.deepEqual(decideOnCall({ kind: 'timeout' }), { kind: 'wait', outcome: 'timeout' });
     assert.deepEqual(decideOnCall({ kind: 'unknown', reason: '5xx' }), { kind: 'wait', outcome: 'unknown' });
-    assert.deepEqual(
-      decideOnCall({
-        kind: 'accepted',
-        providerOrderId: 'RM1',
-        status: 'processing',
-        detail: { payout_date: '2025-01-06' },
-      }),
-      {
-        kind: 'wait',
-        outcome: 'accepted',
-        providerOrderId: 'RM1',
-        providerStatus: 'processing',
-        payoutDate: '2025-01-06',
-      },
-    );
-    assert.deepEqual(
-      decideOnCall({
-        kind: 'accepted',
-        providerOrderId: 'RM1',
-        status: 'succeeded',
-        detail: { payout_date: '2025-01-06' },
-      }),
-      { kind: 'complete', providerOrderId: 'RM1', providerStatus: 'succeeded', payoutDate: '2025-01-06' },
-    );
-    assert.deepEqual(
-      decideOnCall({ kind: 'accepted', providerOrderId: 'RM1', status: 'SANDBOX_UNKNOWN_STATUS', detail: {} }),
-      {
-        kind: 'suspend',
-        alertKind: 'upstream.unknown_status',
-        providerOrderId: 'RM1',
-        providerStatus: 'SANDBOX_UNKNOWN_STATUS',
-      },
-    );
+    assert.deepEqual(decideOnCall(accepted('processing', { payout_date: '2025-01-06' })), {
+      kind: 'wait',
+      outcome: 'accepted',
+      providerOrderId: 'RM1',
+      providerStatus: 'processing',
+      payoutDate: '2025-01-06',
+    });
+    assert.deepEqual(decideOnCall(accepted('succeeded', { payout_date: '2025-01-06' })), {
+      kind: 'complete',
+      providerOrderId: 'RM1',
+      providerStatus: 'succeeded',
+      payoutDate: '2025-01-06',
+    });
+    assert.deepEqual(decideOnCall(accepted('SANDBOX_UNKNOWN_STATUS')), {
+      kind: 'suspend',
+      alertKind: 'upstream.unknown_status',
+      providerOrderId: 'RM1',
+      providerStatus: 'SANDBOX_UNKNOWN_STATUS',
+    });
   });
   it('decides on a status query; never fails an order on a timeout', () => {
     const open = { status: 'processing' as const, upstreamOutcome: 'timeout' as const, callAgeMs: 120_000 };

@@ -587,9 +587,9 @@ describe('remittance payees', () => {
       'unavailable; moves no money',
     async () => {
       const m = await member();
-      const fixed = async (holder: [string, string], iban: string) =>
+      const fixed = async (holder: [string, string], iban: string, owner = m) =>
         (
-          await create(m, {
+          await create(owner, {
             ...sepa,
             fields: { ...annaFields, first_name: holder[0], last_name: holder[1], 'bank_details.iban': iban },
           })
@@ -597,19 +597,9 @@ describe('remittance payees', () => {
       const known = 'DE89370400440532013000'; // on file: Max Mustermann
       const match = await fixed(['Max', 'Mustermann'], known);
       const m2 = await member();
-      const close = (
-        await create(m2, {
-          ...sepa,
-          fields: { ...annaFields, first_name: 'Max', last_name: 'Musterman', 'bank_details.iban': known },
-        })
-      ).id;
+      const close = await fixed(['Max', 'Musterman'], known, m2);
       const m3 = await member();
-      const no = (
-        await create(m3, {
-          ...sepa,
-          fields: { ...annaFields, first_name: 'Erika', last_name: 'Musterfrau', 'bank_details.iban': known },
-        })
-      ).id;
+      const no = await fixed(['Erika', 'Musterfrau'], known, m3);
       let unreachable = freshIban();
       while (!unreachable.endsWith('9999')) {
         const bban = `370400440${String(Math.floor(Math.random() * 1e5)).padStart(5, '0')}9999`;
