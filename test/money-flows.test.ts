@@ -137,11 +137,7 @@ describe('deposits, balances and withdrawals', () => {
   it('rejects, never rounds, amounts with too many places; accepts trailing zeros', async () => {
     const { client } = await newMerchantClient(service);
     await client.members.create({ external_member_id: 'places' });
-    await expectCode(
-      client.deposits.create({ member_id: 'places', asset: 'USDT', amount: '1.0000001', tx_hash: 'a' }),
-      'invalid_request',
-    );
-    for (const bad of ['-1', '1e3', ' 1', '0x10', '', '1.', '.5', '0']) {
+    for (const bad of ['1.0000001', '-1', '1e3', ' 1', '0x10', '', '1.', '.5', '0']) {
       await expectCode(
         client.deposits.create({ member_id: 'places', asset: 'USDT', amount: bad, tx_hash: `b${bad}` }),
         'invalid_request',
