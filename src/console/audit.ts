@@ -50,3 +50,14 @@ export async function audit(
     now,
   });
 }
+
+/** One line of the audit log for a change made on a console page: by its user, in its environment, at its time. */
+export async function auditPage(
+  db: Db,
+  page: { session: { merchantId: string; userId: string; email: string }; environment: Environment; now: Date },
+  action: string,
+  objectId: string,
+  detail: string,
+): Promise<void> {
+  await audit(db, page.session, page.environment, action, objectId, detail, page.now);
+}

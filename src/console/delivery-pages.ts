@@ -5,7 +5,7 @@ import { html } from '../modules/hosted-screens/index.js';
 import { deliveryStatuses, listDeliveries, redeliver, redeliverAction } from '../modules/webhooks/index.js';
 import { attempt, callerOf } from './http.js';
 
-import { audit } from './audit.js';
+import { auditPage } from './audit.js';
 import { apiCalls, deliveryAttempts, deliveryEndpoints, endpointUrls } from './queries/webhooks.js';
 import { can } from './rules.js';
 import {
@@ -122,7 +122,7 @@ export function registerDeliveryPages(app: AppInstance, ctx: ServiceContext): vo
   postChange(app, ctx, '/console/:env/deliveries/:id/redeliver', 'webhooks.write', async (req, reply, page) => {
     const r = await attempt(ctx, async (trx) => {
       const done = await redeliver(trx, callerOf(page), idOf(req), await ctx.clock.now(trx, callerOf(page)));
-      await audit(trx, page.session, page.environment, 'webhook_delivery.redeliver', done.id, '', page.now);
+      await auditPage(trx, page, 'webhook_delivery.redeliver', done.id, '');
       return done;
     });
     if (!r.ok) return deliveriesPage(ctx, req, reply, page, { problem: r.problem }, 400);

@@ -6,7 +6,7 @@ import { deliveryView, listEndpoints, replayEndpoint, replayEventsMax } from '..
 import { attempt, callerOf, type PageRequest } from './http.js';
 
 import { formOf, one } from './form.js';
-import { audit } from './audit.js';
+import { auditPage } from './audit.js';
 import { endpointDeliveries } from './queries/webhooks.js';
 import { can } from './rules.js';
 import { badge, envPath, sendPage, table, when } from './views.js';
@@ -135,14 +135,12 @@ export function registerEndpointPages(app: AppInstance, ctx: ServiceContext): vo
         await ctx.clock.now(trx, callerOf(page)),
         ctx.config.eventRetentionDays,
       );
-      await audit(
+      await auditPage(
         trx,
-        page.session,
-        page.environment,
+        page,
         'webhook_endpoint.replay',
         done.id,
         `${values.since}..${values.until || 'now'} only_failed=${values.only_failed} queued=${done.queued}`,
-        page.now,
       );
       return done;
     });

@@ -14,7 +14,7 @@ import {
 import { attempt, redirect, type PageRequest } from './http.js';
 
 import { formOf, one } from './form.js';
-import { audit } from './audit.js';
+import { auditPage } from './audit.js';
 import { can } from './rules.js';
 import { badge, envPath, nextPageLink, sendPage, shortId, table, when } from './views.js';
 import { csrfInput, selectInput, textInput } from './fields.js';
@@ -109,15 +109,7 @@ export function registerExportPages(app: AppInstance, ctx: ServiceContext): void
         created_lt: to.toISOString(),
         format: one(form, 'format') === 'jsonl' ? 'jsonl' : 'csv',
       });
-      await audit(
-        trx,
-        page.session,
-        page.environment,
-        'export.create',
-        x.id,
-        `${kind} ${from.toISOString()} to ${to.toISOString()}`,
-        page.now,
-      );
+      await auditPage(trx, page, 'export.create', x.id, `${kind} ${from.toISOString()} to ${to.toISOString()}`);
       return x;
     });
     if (!r.ok) return exportsPage(ctx, req, reply, page, { problem: r.problem }, 400);

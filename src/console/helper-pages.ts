@@ -1,6 +1,5 @@
 // Over 300 lines: one page (the sandbox helpers) and the handlers of its forms, each re-rendering it with its
 // answer or problem.
-import type { FastifyReply } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
@@ -8,7 +7,7 @@ import { validatorCompiler } from '../platform/validation.js';
 import { completeInSandbox, html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import { AuthorizationBodySchema, authorize, sandboxAdvance, sandboxShip } from '../modules/cards/index.js';
 import { sandboxReview } from '../modules/kyc/index.js';
-import { attempt, callerOf, type PageRequest } from './http.js';
+import { attempt, callerOf } from './http.js';
 
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
@@ -17,8 +16,8 @@ import { can } from './rules.js';
 import { envPath, sendPage, table, when } from './views.js';
 import { csrfInput, selectInput, textInput } from './fields.js';
 import { statusBadge } from './area-pages.js';
-import { withSandboxChange, withSandboxSession } from './sandbox-only.js';
-import { pageRoute } from './guards.js';
+import { getSandboxPage, postSandboxChange } from './sandbox-only.js';
+import type { RedrawnPage } from './guards.js';
 
 /**
  * The sandbox test helpers of extensions 8 from the console: a card application decided, a
@@ -41,13 +40,7 @@ const validAuthorization = validatorCompiler({
   url: '',
 } as never) as unknown as (body: unknown) => boolean;
 
-async function helpersPage(
-  ctx: ServiceContext,
-  reply: FastifyReply,
-  page: PageRequest,
-  extra: { notice?: string; problem?: string } = {},
-  status = 200,
-) {
+const helpersPage: RedrawnPage = async (ctx, _req, reply, page, extra = {}, status = 200) => {
   const canWrite = can(page.session.role, 'sandbox.write');
   const applications = await listMerchantApplications(ctx.db, page.session.merchantId, 'sandbox', 10);
   type A = (typeof applications)[number];
@@ -147,7 +140,7 @@ async function helpersPage(
     },
     status,
   );
-}
+};
 
 /** Runs a helper that commits on its own, then its audit line; an ApiError is the page's problem. */
 async function selfCommitting<T>(
@@ -168,145 +161,121 @@ export type HostedScreenRegistry = Parameters<typeof completeInSandbox>[2];
 const screenOutcomes = ['submitted', 'approved', 'declined'] as const;
 
 export function registerHelperPages(app: AppInstance, ctx: ServiceContext, screens: HostedScreenRegistry): void {
-  app.get(
-    '/console/:env/helpers',
-    pageRoute,
-    withSandboxSession(ctx, (_req, reply, page) => helpersPage(ctx, reply, page)),
-  );
+  getSandboxPage(app, ctx, '/console/:env/helpers', (req, reply, page) => helpersPage(ctx, req, reply, page));
 
-  app.post(
-    '/console/:env/helpers/application',
-    pageRoute,
-    withSandboxChange(ctx, async (req, reply, page) => {
-      const form = formOf(req);
-      const to = one(form, 'to');
-      if (to !== 'approved' && to !== 'rejected' && to !== 'need_docs')
-        return helpersPage(ctx, reply, page, { problem: 'Choose a decision.' }, 400);
-      const r = await selfCommitting(ctx, () =>
-        sandboxAdvance(ctx, callerOf(page), one(form, 'application_id').trim(), to),
-      );
-      if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
-      const done = r.value as { id: string; status: string };
+  postSandboxChange(app, ctx, '/console/:env/helpers/application', async (req, reply, page) => {
+    const form = formOf(req);
+    const to = one(form, 'to');
+    if (to !== 'approved' && to !== 'rejected' && to !== 'need_docs')
+      return helpersPage(ctx, req, reply, page, { problem: 'Choose a decision.' }, 400);
+    const r = await selfCommitting(ctx, () =>
+      sandboxAdvance(ctx, callerOf(page), one(form, 'application_id').trim(), to),
+    );
+    if (!r.ok) return helpersPage(ctx, req, reply, page, { problem: r.problem }, 400);
+    const done = r.value as { id: string; status: string };
+    await audit(
+      ctx.db,
+      page.session,
+      'sandbox',
+      'sandbox.card_application_advance',
+      done.id,
+      `to ${to}, status ${done.status}`,
+      page.now,
+    );
+    return helpersPage(ctx, req, reply, page, { notice: `Application ${done.id} is now ${done.status}.` });
+  });
+
+  postSandboxChange(app, ctx, '/console/:env/helpers/ship', async (req, reply, page) => {
+    const r = await selfCommitting(ctx, () => sandboxShip(ctx, callerOf(page), one(formOf(req), 'card_id').trim()));
+    if (!r.ok) return helpersPage(ctx, req, reply, page, { problem: r.problem }, 400);
+    const card = r.value as { id: string; inventory_status: string | null };
+    await audit(
+      ctx.db,
+      page.session,
+      'sandbox',
+      'sandbox.card_ship',
+      card.id,
+      `inventory ${card.inventory_status}`,
+      page.now,
+    );
+    return helpersPage(ctx, req, reply, page, {
+      notice: `Card ${card.id} is ${card.inventory_status ?? 'not physical'}.`,
+    });
+  });
+
+  postSandboxChange(app, ctx, '/console/:env/helpers/authorization', async (req, reply, page) => {
+    const form = formOf(req);
+    const body = {
+      amount: one(form, 'amount').trim(),
+      merchant_name: one(form, 'merchant_name').trim(),
+      mcc: one(form, 'mcc').trim(),
+    };
+    // The API route's own body schema, so the page accepts what the call accepts.
+    if (!validAuthorization(body))
+      return helpersPage(ctx, req, reply, page, { problem: 'Give an amount, a shop name and a four-digit MCC.' }, 400);
+    const cardId = one(form, 'card_id').trim();
+    const r = await attempt(ctx, async (trx) => {
+      const answer = await authorize(ctx, trx, callerOf(page), cardId, body);
       await audit(
-        ctx.db,
+        trx,
         page.session,
         'sandbox',
-        'sandbox.card_application_advance',
-        done.id,
-        `to ${to}, status ${done.status}`,
+        'sandbox.card_authorization',
+        answer.transaction_id,
+        `card ${cardId}, ${body.amount}, ${answer.approved ? 'approved' : `declined ${answer.decline_reason ?? ''}`}`,
         page.now,
       );
-      return helpersPage(ctx, reply, page, { notice: `Application ${done.id} is now ${done.status}.` });
-    }),
-  );
+      return answer;
+    });
+    if (!r.ok) return helpersPage(ctx, req, reply, page, { problem: r.problem }, 400);
+    return helpersPage(ctx, req, reply, page, {
+      notice: r.value.approved
+        ? `Approved: transaction ${r.value.transaction_id}.`
+        : `Declined (${r.value.decline_reason ?? 'no reason'}): transaction ${r.value.transaction_id}.`,
+    });
+  });
 
-  app.post(
-    '/console/:env/helpers/ship',
-    pageRoute,
-    withSandboxChange(ctx, async (req, reply, page) => {
-      const r = await selfCommitting(ctx, () => sandboxShip(ctx, callerOf(page), one(formOf(req), 'card_id').trim()));
-      if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
-      const card = r.value as { id: string; inventory_status: string | null };
-      await audit(
-        ctx.db,
-        page.session,
-        'sandbox',
-        'sandbox.card_ship',
-        card.id,
-        `inventory ${card.inventory_status}`,
-        page.now,
-      );
-      return helpersPage(ctx, reply, page, {
-        notice: `Card ${card.id} is ${card.inventory_status ?? 'not physical'}.`,
-      });
-    }),
-  );
+  postSandboxChange(app, ctx, '/console/:env/helpers/kyc', async (req, reply, page) => {
+    const form = formOf(req);
+    const decision = one(form, 'decision');
+    const level = one(form, 'level') === '2' ? 2 : 1;
+    if (decision !== 'approved' && decision !== 'rejected')
+      return helpersPage(ctx, req, reply, page, { problem: 'Choose a decision.' }, 400);
+    const member = one(form, 'member').trim();
+    if (member === '' || member.length > 100)
+      return helpersPage(ctx, req, reply, page, { problem: 'Name the member.' }, 400);
+    const r = await selfCommitting(ctx, () =>
+      sandboxReview(ctx, callerOf(page), member, decision === 'approved' ? { decision, level } : { decision }),
+    );
+    if (!r.ok) return helpersPage(ctx, req, reply, page, { problem: r.problem }, 400);
+    await audit(
+      ctx.db,
+      page.session,
+      'sandbox',
+      'sandbox.kyc_review',
+      member,
+      decision === 'approved' ? `approved, level ${level}` : 'rejected',
+      page.now,
+    );
+    return helpersPage(ctx, req, reply, page, { notice: `The review of ${member} is ${decision}.` });
+  });
 
-  app.post(
-    '/console/:env/helpers/authorization',
-    pageRoute,
-    withSandboxChange(ctx, async (req, reply, page) => {
-      const form = formOf(req);
-      const body = {
-        amount: one(form, 'amount').trim(),
-        merchant_name: one(form, 'merchant_name').trim(),
-        mcc: one(form, 'mcc').trim(),
-      };
-      // The API route's own body schema, so the page accepts what the call accepts.
-      if (!validAuthorization(body))
-        return helpersPage(ctx, reply, page, { problem: 'Give an amount, a shop name and a four-digit MCC.' }, 400);
-      const cardId = one(form, 'card_id').trim();
-      const r = await attempt(ctx, async (trx) => {
-        const answer = await authorize(ctx, trx, callerOf(page), cardId, body);
-        await audit(
-          trx,
-          page.session,
-          'sandbox',
-          'sandbox.card_authorization',
-          answer.transaction_id,
-          `card ${cardId}, ${body.amount}, ${answer.approved ? 'approved' : `declined ${answer.decline_reason ?? ''}`}`,
-          page.now,
-        );
-        return answer;
-      });
-      if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
-      return helpersPage(ctx, reply, page, {
-        notice: r.value.approved
-          ? `Approved: transaction ${r.value.transaction_id}.`
-          : `Declined (${r.value.decline_reason ?? 'no reason'}): transaction ${r.value.transaction_id}.`,
-      });
-    }),
-  );
-
-  app.post(
-    '/console/:env/helpers/kyc',
-    pageRoute,
-    withSandboxChange(ctx, async (req, reply, page) => {
-      const form = formOf(req);
-      const decision = one(form, 'decision');
-      const level = one(form, 'level') === '2' ? 2 : 1;
-      if (decision !== 'approved' && decision !== 'rejected')
-        return helpersPage(ctx, reply, page, { problem: 'Choose a decision.' }, 400);
-      const member = one(form, 'member').trim();
-      if (member === '' || member.length > 100)
-        return helpersPage(ctx, reply, page, { problem: 'Name the member.' }, 400);
-      const r = await selfCommitting(ctx, () =>
-        sandboxReview(ctx, callerOf(page), member, decision === 'approved' ? { decision, level } : { decision }),
-      );
-      if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
-      await audit(
-        ctx.db,
-        page.session,
-        'sandbox',
-        'sandbox.kyc_review',
-        member,
-        decision === 'approved' ? `approved, level ${level}` : 'rejected',
-        page.now,
-      );
-      return helpersPage(ctx, reply, page, { notice: `The review of ${member} is ${decision}.` });
-    }),
-  );
-
-  app.post(
-    '/console/:env/helpers/hosted-screen',
-    pageRoute,
-    withSandboxChange(ctx, async (req, reply, page) => {
-      const form = formOf(req);
-      const outcome = one(form, 'outcome') as (typeof screenOutcomes)[number];
-      if (!screenOutcomes.includes(outcome))
-        return helpersPage(ctx, reply, page, { problem: 'Choose an outcome.' }, 400);
-      const ticketId = one(form, 'ticket_id').trim();
-      if (ticketId === '' || ticketId.length > 100)
-        return helpersPage(ctx, reply, page, { problem: 'Name the ticket.' }, 400);
-      const r = await attempt(ctx, async (trx) => {
-        const state = await completeInSandbox(ctx, trx, screens, callerOf(page), ticketId, outcome);
-        await audit(trx, page.session, 'sandbox', 'sandbox.hosted_screen_complete', ticketId, outcome, page.now);
-        return state;
-      });
-      if (!r.ok) return helpersPage(ctx, reply, page, { problem: r.problem }, 400);
-      return helpersPage(ctx, reply, page, {
-        notice: `Ticket ${ticketId} is ${(r.value as { status: string }).status}.`,
-      });
-    }),
-  );
+  postSandboxChange(app, ctx, '/console/:env/helpers/hosted-screen', async (req, reply, page) => {
+    const form = formOf(req);
+    const outcome = one(form, 'outcome') as (typeof screenOutcomes)[number];
+    if (!screenOutcomes.includes(outcome))
+      return helpersPage(ctx, req, reply, page, { problem: 'Choose an outcome.' }, 400);
+    const ticketId = one(form, 'ticket_id').trim();
+    if (ticketId === '' || ticketId.length > 100)
+      return helpersPage(ctx, req, reply, page, { problem: 'Name the ticket.' }, 400);
+    const r = await attempt(ctx, async (trx) => {
+      const state = await completeInSandbox(ctx, trx, screens, callerOf(page), ticketId, outcome);
+      await audit(trx, page.session, 'sandbox', 'sandbox.hosted_screen_complete', ticketId, outcome, page.now);
+      return state;
+    });
+    if (!r.ok) return helpersPage(ctx, req, reply, page, { problem: r.problem }, 400);
+    return helpersPage(ctx, req, reply, page, {
+      notice: `Ticket ${ticketId} is ${(r.value as { status: string }).status}.`,
+    });
+  });
 }

@@ -13,7 +13,7 @@ import { createKey, splitScopes } from '../modules/merchants/index.js';
 import { attempt, type PageRequest } from './http.js';
 
 import { all, one, formOf } from './form.js';
-import { audit } from './audit.js';
+import { auditPage } from './audit.js';
 import { listKeys } from './queries/area-reads.js';
 import { allowlistLines, can } from './rules.js';
 import { envPath, realTimeMark, sendPage, table, when } from './views.js';
@@ -164,14 +164,12 @@ export function registerKeyPages(app: AppInstance, ctx: ServiceContext): void {
         },
         page.now,
       );
-      await audit(
+      await auditPage(
         trx,
-        page.session,
-        page.environment,
+        page,
         'api_key.create',
         key.id,
         `scopes ${key.scopes.join(' ')}${key.pending_scopes.length ? `; waiting ${key.pending_scopes.join(' ')}` : ''}`,
-        page.now,
       );
       return key;
     });

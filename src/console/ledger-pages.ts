@@ -8,7 +8,7 @@ import { entryPage } from '../modules/ledger-entries/index.js';
 import { resolveMember } from '../modules/members/index.js';
 import { attempt, redirect, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
-import { audit } from './audit.js';
+import { auditPage } from './audit.js';
 import { can, refusalFor } from './rules.js';
 import { askFirst, badge, envPath, nextPageLink, sendConfirmPage, sendPage, shortId, table, when } from './views.js';
 import { csrfInput, selectInput, textInput } from './fields.js';
@@ -187,15 +187,7 @@ export function registerLedgerPages(app: AppInstance, ctx: ServiceContext): void
         asset: one(form, 'asset').trim(),
         below: one(form, 'below').trim(),
       });
-      await audit(
-        trx,
-        page.session,
-        page.environment,
-        'balance_monitor.create',
-        m.id,
-        `${m.balance} ${m.asset} below ${m.below}`,
-        page.now,
-      );
+      await auditPage(trx, page, 'balance_monitor.create', m.id, `${m.balance} ${m.asset} below ${m.below}`);
       return m;
     });
     if (!r.ok) return balancesPage(ctx, req, reply, page, { problem: r.problem }, 400);
@@ -228,7 +220,7 @@ export function registerLedgerPages(app: AppInstance, ctx: ServiceContext): void
     const id = (req.params as { id: string }).id;
     const r = await attempt(ctx, async (trx) => {
       await deleteMonitor(trx, scopeOf(page), id);
-      await audit(trx, page.session, page.environment, 'balance_monitor.delete', id, '', page.now);
+      await auditPage(trx, page, 'balance_monitor.delete', id, '');
     });
     if (!r.ok) return balancesPage(ctx, req, reply, page, { problem: r.problem }, 400);
     return redirect(reply, envPath(page.environment));

@@ -5,7 +5,7 @@ import { html } from '../modules/hosted-screens/index.js';
 import { memberBalances } from '../modules/balances/index.js';
 import { confirmWithdrawal, failWithdrawal, getWithdrawal, listWithdrawals } from '../modules/withdrawals/index.js';
 import { attempt, callerOf, cursorOf, redirect, type PageRequest } from './http.js';
-import { audit } from './audit.js';
+import { auditPage } from './audit.js';
 import { listMembers } from './queries/area-reads.js';
 import { history } from './history.js';
 import { can } from './rules.js';
@@ -84,15 +84,7 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
           action === 'confirm'
             ? await confirmWithdrawal(trx, callerOf(page), id)
             : await failWithdrawal(trx, callerOf(page), id);
-        await audit(
-          trx,
-          page.session,
-          page.environment,
-          `withdrawal.${action}`,
-          done.id,
-          `status ${done.status}`,
-          page.now,
-        );
+        await auditPage(trx, page, `withdrawal.${action}`, done.id, `status ${done.status}`);
         return done;
       });
       if (!r.ok)

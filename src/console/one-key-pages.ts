@@ -11,7 +11,7 @@ import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import { getKey, rotateKey, updateKey } from '../modules/merchants/index.js';
 import { attempt, redirect, type PageRequest } from './http.js';
 import { one, formOf } from './form.js';
-import { audit } from './audit.js';
+import { auditPage } from './audit.js';
 import { allowlistLines, can, refusalFor } from './rules.js';
 import { askFirst, envPath, realTimeMark, sendConfirmPage, sendPage, when } from './views.js';
 import { csrfInput, selectInput } from './fields.js';
@@ -183,15 +183,7 @@ export function registerOneKeyPages(app: AppInstance, ctx: ServiceContext): void
     const r = await attempt(ctx, async (trx) => {
       const key = await ownedKey(trx, page, keyId(req));
       await updateKey(trx, key.id, { ip_allowlist: draft }, page.now);
-      await audit(
-        trx,
-        page.session,
-        page.environment,
-        'api_key.allowlist',
-        key.id,
-        allowlistLines(draft).join(', '),
-        page.now,
-      );
+      await auditPage(trx, page, 'api_key.allowlist', key.id, allowlistLines(draft).join(', '));
     });
     if (!r.ok) return keyPage(ctx, reply, req, page, { draft, preview: true, problem: r.problem }, 400);
     return redirect(reply, `${envPath(page.environment, `/keys/${keyId(req)}`)}?saved=allowlist`);
@@ -204,15 +196,7 @@ export function registerOneKeyPages(app: AppInstance, ctx: ServiceContext): void
     const r = await attempt(ctx, async (trx) => {
       const key = await ownedKey(trx, page, keyId(req));
       const next = await rotateKey(trx, key.id, overlap, page.now);
-      await audit(
-        trx,
-        page.session,
-        page.environment,
-        'api_key.rotate',
-        key.id,
-        `new key ${next.id}; overlap ${overlap} s`,
-        page.now,
-      );
+      await auditPage(trx, page, 'api_key.rotate', key.id, `new key ${next.id}; overlap ${overlap} s`);
       return next;
     });
     if (!r.ok) return keyPage(ctx, reply, req, page, { problem: r.problem }, 400);
@@ -224,7 +208,7 @@ export function registerOneKeyPages(app: AppInstance, ctx: ServiceContext): void
     const r = await attempt(ctx, async (trx) => {
       const key = await ownedKey(trx, page, keyId(req));
       await updateKey(trx, key.id, { disabled: true }, page.now);
-      await audit(trx, page.session, page.environment, 'api_key.disable', key.id, '', page.now);
+      await auditPage(trx, page, 'api_key.disable', key.id, '');
     });
     if (!r.ok) return keyPage(ctx, reply, req, page, { problem: r.problem }, 400);
     return redirect(reply, `${envPath(page.environment, `/keys/${keyId(req)}`)}?saved=disabled`);

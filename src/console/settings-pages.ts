@@ -1,4 +1,3 @@
-import type { FastifyReply } from 'fastify';
 import type { AppInstance } from '../platform/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import type { TimedProcess } from '../jobs/types.js';
@@ -6,7 +5,7 @@ import { ApiError } from '../platform/errors.js';
 import { injectedBehaviors, injectionTtlSeconds, upstreamNames } from '../upstreams/port.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { advanceClock, advanceSecondsMax, presetBehavior, readClock, resetSandbox } from '../modules/sandbox/index.js';
-import { attempt, csrfField, type PageRequest } from './http.js';
+import { attempt, csrfField } from './http.js';
 import { formOf, one } from './form.js';
 import { audit } from './audit.js';
 
@@ -14,8 +13,8 @@ import { presetsInForce } from './queries/area-reads.js';
 import { can, refusalFor } from './rules.js';
 import { askFirst, envPath, sendConfirmPage, sendPage, table, when } from './views.js';
 import { selectInput } from './fields.js';
-import { withSandboxChange, withSandboxSession } from './sandbox-only.js';
-import { pageRoute } from './guards.js';
+import { getSandboxPage, postSandboxChange } from './sandbox-only.js';
+import type { RedrawnPage } from './guards.js';
 
 /**
  * The sandbox tools (upstream behaviour, reset, the sandbox clock: the sandbox area's own
@@ -32,13 +31,7 @@ const clockSteps = [
   { value: '2592000', label: '30 days' },
 ];
 
-async function toolsPage(
-  ctx: ServiceContext,
-  reply: FastifyReply,
-  page: PageRequest,
-  extra: { notice?: string; problem?: string } = {},
-  status = 200,
-) {
+const toolsPage: RedrawnPage = async (ctx, _req, reply, page, extra = {}, status = 200) => {
   const clock = await readClock(ctx, page.session.merchantId);
   const canWrite = can(page.session.role, 'sandbox.write');
   // The presets in force, with their expiry on the sandbox clock (they expire by it): a rejection
@@ -105,146 +98,122 @@ async function toolsPage(
     },
     status,
   );
-}
+};
 
 export function registerSettingsPages(
   app: AppInstance,
   ctx: ServiceContext,
   timedProcesses: readonly TimedProcess[],
 ): void {
-  app.get(
-    '/console/:env/tools',
-    pageRoute,
-    withSandboxSession(ctx, (_req, reply, page) => toolsPage(ctx, reply, page)),
-  );
+  getSandboxPage(app, ctx, '/console/:env/tools', (req, reply, page) => toolsPage(ctx, req, reply, page));
 
   // Resetting and moving the clock cannot be undone: a page first says what will happen.
-  app.get(
-    '/console/:env/tools/reset',
-    pageRoute,
-    withSandboxSession(ctx, async (_req, reply, page) => {
-      return sendConfirmPage(reply, page, {
-        title: 'Reset the sandbox logs?',
-        section: '/tools',
-        refused: refusalFor(page.session.role, 'sandbox.write', 'use the sandbox tools'),
-        question: html`Delete every sandbox webhook delivery and API call of ${page.session.merchantName}, and remove
+  getSandboxPage(app, ctx, '/console/:env/tools/reset', async (_req, reply, page) => {
+    return sendConfirmPage(reply, page, {
+      title: 'Reset the sandbox logs?',
+      section: '/tools',
+      refused: refusalFor(page.session.role, 'sandbox.write', 'use the sandbox tools'),
+      question: html`Delete every sandbox webhook delivery and API call of ${page.session.merchantName}, and remove
              the upstream behaviours in force? Ledger entries, orders and members are kept.`,
-        facts: [],
-        action: `${base}/reset`,
-        button: 'Yes, reset the sandbox logs',
-        danger: true,
-        back: base,
-      });
-    }),
-  );
+      facts: [],
+      action: `${base}/reset`,
+      button: 'Yes, reset the sandbox logs',
+      danger: true,
+      back: base,
+    });
+  });
 
-  app.get(
-    '/console/:env/tools/clock',
-    pageRoute,
-    withSandboxSession(ctx, async (req, reply, page) => {
-      const step = clockSteps.find((c) => c.value === (req.query as { seconds?: string }).seconds) ?? clockSteps[1]!;
-      const clock = await readClock(ctx, page.session.merchantId);
-      const to = new Date(new Date(clock.now).getTime() + Number(step.value) * 1000);
-      return sendConfirmPage(reply, page, {
-        title: 'Move the sandbox clock?',
-        section: '/tools',
-        refused: refusalFor(page.session.role, 'sandbox.write', 'use the sandbox tools'),
-        question: html`Move the sandbox clock forward by ${step.label}, from ${when(clock.now)} to ${when(
-          to,
-        )}? Everything due on the way runs (expiries, accruals, webhook retries); the clock never moves back.`,
-        facts: [],
-        action: `${base}/clock`,
-        button: `Yes, move it forward by ${step.label}`,
-        back: base,
-        fields: { seconds: step.value },
-      });
-    }),
-  );
+  getSandboxPage(app, ctx, '/console/:env/tools/clock', async (req, reply, page) => {
+    const step = clockSteps.find((c) => c.value === (req.query as { seconds?: string }).seconds) ?? clockSteps[1]!;
+    const clock = await readClock(ctx, page.session.merchantId);
+    const to = new Date(new Date(clock.now).getTime() + Number(step.value) * 1000);
+    return sendConfirmPage(reply, page, {
+      title: 'Move the sandbox clock?',
+      section: '/tools',
+      refused: refusalFor(page.session.role, 'sandbox.write', 'use the sandbox tools'),
+      question: html`Move the sandbox clock forward by ${step.label}, from ${when(clock.now)} to ${when(
+        to,
+      )}? Everything due on the way runs (expiries, accruals, webhook retries); the clock never moves back.`,
+      facts: [],
+      action: `${base}/clock`,
+      button: `Yes, move it forward by ${step.label}`,
+      back: base,
+      fields: { seconds: step.value },
+    });
+  });
 
-  app.post(
-    '/console/:env/tools/behavior',
-    pageRoute,
-    withSandboxChange(ctx, async (req, reply, page) => {
-      const form = formOf(req);
-      const r = await attempt(ctx, async (trx) => {
-        const set = await presetBehavior(trx, page.session.merchantId, {
-          upstream: one(form, 'upstream'),
-          behavior: one(form, 'behavior'),
-        });
-        await audit(trx, page.session, 'sandbox', 'sandbox.upstream_behavior', set.upstream, set.behavior, page.now);
-        return set;
+  postSandboxChange(app, ctx, '/console/:env/tools/behavior', async (req, reply, page) => {
+    const form = formOf(req);
+    const r = await attempt(ctx, async (trx) => {
+      const set = await presetBehavior(trx, page.session.merchantId, {
+        upstream: one(form, 'upstream'),
+        behavior: one(form, 'behavior'),
       });
-      if (!r.ok) return toolsPage(ctx, reply, page, { problem: r.problem }, 400);
-      return toolsPage(ctx, reply, page, {
-        notice:
-          `${r.value.upstream} answers ${r.value.behavior.replace('_', ' ')} for the ` +
-          `next ${r.value.expires_in / 60} minutes.`,
-      });
-    }),
-  );
+      await audit(trx, page.session, 'sandbox', 'sandbox.upstream_behavior', set.upstream, set.behavior, page.now);
+      return set;
+    });
+    if (!r.ok) return toolsPage(ctx, req, reply, page, { problem: r.problem }, 400);
+    return toolsPage(ctx, req, reply, page, {
+      notice:
+        `${r.value.upstream} answers ${r.value.behavior.replace('_', ' ')} for the ` +
+        `next ${r.value.expires_in / 60} minutes.`,
+    });
+  });
 
-  app.post(
-    '/console/:env/tools/reset',
-    pageRoute,
-    withSandboxChange(ctx, async (_req, reply, page) => {
-      await ctx.apiCallLog.flush();
-      const r = await attempt(ctx, async (trx) => {
-        const done = await resetSandbox(trx, page.session.merchantId);
-        await audit(
-          trx,
-          page.session,
-          'sandbox',
-          'sandbox.reset',
-          '',
-          `deliveries ${done.cleared.merchant_webhook_deliveries}, api calls ${done.cleared.merchant_api_logs}`,
-          page.now,
-        );
-        return done;
-      });
-      if (!r.ok) return toolsPage(ctx, reply, page, { problem: r.problem }, 400);
-      return toolsPage(ctx, reply, page, {
-        notice:
-          `Cleared ${r.value.cleared.merchant_webhook_deliveries} webhook deliveries ` +
-          `and ${r.value.cleared.merchant_api_logs} API calls.`,
-      });
-    }),
-  );
+  postSandboxChange(app, ctx, '/console/:env/tools/reset', async (req, reply, page) => {
+    await ctx.apiCallLog.flush();
+    const r = await attempt(ctx, async (trx) => {
+      const done = await resetSandbox(trx, page.session.merchantId);
+      await audit(
+        trx,
+        page.session,
+        'sandbox',
+        'sandbox.reset',
+        '',
+        `deliveries ${done.cleared.merchant_webhook_deliveries}, api calls ${done.cleared.merchant_api_logs}`,
+        page.now,
+      );
+      return done;
+    });
+    if (!r.ok) return toolsPage(ctx, req, reply, page, { problem: r.problem }, 400);
+    return toolsPage(ctx, req, reply, page, {
+      notice:
+        `Cleared ${r.value.cleared.merchant_webhook_deliveries} webhook deliveries ` +
+        `and ${r.value.cleared.merchant_api_logs} API calls.`,
+    });
+  });
 
-  app.post(
-    '/console/:env/tools/clock',
-    pageRoute,
-    withSandboxChange(ctx, async (req, reply, page) => {
-      const seconds = Number(one(formOf(req), 'seconds'));
-      if (!Number.isInteger(seconds) || seconds < 1 || seconds > advanceSecondsMax)
-        return toolsPage(ctx, reply, page, { problem: 'Choose how far to move the clock.' }, 400);
-      // The advance runs its own transactions (each timed process commits its steps), so the audit
-      // line follows it; a console advance has no idempotency key of its own (it is not replayed).
-      try {
-        const idem = {
-          key: '',
-          endpoint: 'console',
-          requestHash: '',
-          settled: false,
-          noStore: true,
-          now: ctx.requestClock,
-        };
-        const moved = await advanceClock(ctx, timedProcesses, page.session.merchantId, seconds, idem);
-        await audit(
-          ctx.db,
-          page.session,
-          'sandbox',
-          'sandbox.clock_advance',
-          '',
-          `${seconds} s, now ${moved.now}`,
-          page.now,
-        );
-        return await toolsPage(ctx, reply, page, {
-          notice: `The sandbox clock moved forward; it is now ${when(moved.now)}.`,
-        });
-      } catch (err) {
-        if (!(err instanceof ApiError)) throw err;
-        return toolsPage(ctx, reply, page, { problem: err.message }, 400);
-      }
-    }),
-  );
+  postSandboxChange(app, ctx, '/console/:env/tools/clock', async (req, reply, page) => {
+    const seconds = Number(one(formOf(req), 'seconds'));
+    if (!Number.isInteger(seconds) || seconds < 1 || seconds > advanceSecondsMax)
+      return toolsPage(ctx, req, reply, page, { problem: 'Choose how far to move the clock.' }, 400);
+    // The advance runs its own transactions (each timed process commits its steps), so the audit
+    // line follows it; a console advance has no idempotency key of its own (it is not replayed).
+    try {
+      const idem = {
+        key: '',
+        endpoint: 'console',
+        requestHash: '',
+        settled: false,
+        noStore: true,
+        now: ctx.requestClock,
+      };
+      const moved = await advanceClock(ctx, timedProcesses, page.session.merchantId, seconds, idem);
+      await audit(
+        ctx.db,
+        page.session,
+        'sandbox',
+        'sandbox.clock_advance',
+        '',
+        `${seconds} s, now ${moved.now}`,
+        page.now,
+      );
+      return await toolsPage(ctx, req, reply, page, {
+        notice: `The sandbox clock moved forward; it is now ${when(moved.now)}.`,
+      });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      return toolsPage(ctx, req, reply, page, { problem: err.message }, 400);
+    }
+  });
 }

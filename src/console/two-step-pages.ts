@@ -7,7 +7,7 @@ import { consoleBase, loginClient, totpKey, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
 import { checkCurrentPassword } from './sign-in.js';
 import { confirmTotpSetup, disableTotp, recoveryCodesLeft, startTotpSetup, totpStatus } from './second-factor.js';
-import { audit } from './audit.js';
+import { auditPage } from './audit.js';
 import { base32, otpauthUri } from './totp.js';
 import { throttledText } from './auth-pages.js';
 import { badge, envPath, postButton, recoveryCodesPanel, sendPage } from './views.js';
@@ -55,15 +55,7 @@ export function registerTwoStepPages(app: AppInstance, ctx: ServiceContext): voi
     const codes = await ctx.db.transaction().execute(async (trx) => {
       const made = await confirmTotpSetup(trx, totpKey(ctx), page.session, one(form, 'code'), page.now);
       if (made)
-        await audit(
-          trx,
-          page.session,
-          page.environment,
-          'user.totp_enable',
-          page.session.userId,
-          `${made.length} recovery codes made`,
-          page.now,
-        );
+        await auditPage(trx, page, 'user.totp_enable', page.session.userId, `${made.length} recovery codes made`);
       return made;
     });
     return codes

@@ -14,7 +14,7 @@ import {
 import { ApiError } from '../platform/errors.js';
 import { attempt, callerOf, redirect, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
-import { audit } from './audit.js';
+import { auditPage } from './audit.js';
 import { can, refusalFor } from './rules.js';
 import {
   askFirst,
@@ -192,14 +192,12 @@ export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): voi
         { url: values.url, event_types: eventTypes },
         await ctx.clock.now(trx, callerOf(page)),
       );
-      await audit(
+      await auditPage(
         trx,
-        page.session,
-        page.environment,
+        page,
         'webhook_endpoint.create',
         created.id,
         `${created.url} ${created.event_types.join(',')}`,
-        page.now,
       );
       return created;
     });
@@ -220,7 +218,7 @@ export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): voi
             { status: action === 'disable' ? 'disabled' : 'enabled' },
             now,
           );
-        await audit(trx, page.session, page.environment, `webhook_endpoint.${action}`, idOf(req), '', page.now);
+        await auditPage(trx, page, `webhook_endpoint.${action}`, idOf(req), '');
       });
       if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem }, 400);
       return redirect(
@@ -239,14 +237,12 @@ export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): voi
         overlapSecondsDefault,
         await ctx.clock.now(trx, callerOf(page)),
       );
-      await audit(
+      await auditPage(
         trx,
-        page.session,
-        page.environment,
+        page,
         'webhook_endpoint.roll_secret',
         rolled.id,
         `previous secret valid until ${rolled.previous_secret_expires_at}`,
-        page.now,
       );
       return rolled;
     });
