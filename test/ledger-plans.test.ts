@@ -10,9 +10,23 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
+import type { Db } from '../src/db/schema.js';
 import type { RunningService } from '../src/server.js';
 import { newMerchantClient, useTestService } from './support/service.js';
+
+/** The buffers `statement` touches when run under a generic plan, as EXPLAIN (ANALYZE, BUFFERS) counts them. */
+async function genericPlanBuffers(trx: Db, statement: RawBuilder<unknown>): Promise<number> {
+  await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
+  const { rows } = await sql<Record<string, unknown>>`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${statement}`.execute(
+    trx,
+  );
+  const raw = Object.values(rows[0]!)[0];
+  const [explained] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{
+    Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number };
+  }>;
+  return explained!.Plan['Shared Hit Blocks'] + explained!.Plan['Shared Read Blocks'];
+}
 
 describe('postings under generic plans', () => {
   let service: RunningService;
@@ -31,18 +45,7 @@ describe('postings under generic plans', () => {
         ${owners.map(() => 'member')}::text[], ${owners}::text[],
         ${owners.map(() => 'available')}::text[], ${owners.map(() => 'credit')}::text[],
           ${owners.map(() => true)}::boolean[])`;
-    const buffersOf = (owners: string[]) =>
-      db.transaction().execute(async (trx) => {
-        await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
-        const { rows } = await sql<
-          Record<string, unknown>
-        >`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${lock(owners)}`.execute(trx);
-        const raw = Object.values(rows[0]!)[0];
-        const [explained] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{
-          Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number };
-        }>;
-        return explained!.Plan['Shared Hit Blocks'] + explained!.Plan['Shared Read Blocks'];
-      });
+    const buffersOf = (owners: string[]) => db.transaction().execute((trx) => genericPlanBuffers(trx, lock(owners)));
     // The first calls of a connection also read the catalogue (the function compiled, its
     // statements planned): measured after them. Found (two of the 3,000), then one of them with
     // one account to create.
@@ -82,15 +85,7 @@ describe('postings under generic plans', () => {
         await db
           .transaction()
           .execute(async (trx) => {
-            await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
-            const { rows } = await sql<
-              Record<string, unknown>
-            >`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${insert(memberRef)}`.execute(trx);
-            const raw = Object.values(rows[0]!)[0];
-            const [explained] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{
-              Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number };
-            }>;
-            buffers = explained!.Plan['Shared Hit Blocks'] + explained!.Plan['Shared Read Blocks'];
+            buffers = await genericPlanBuffers(trx, insert(memberRef));
             throw rolledBack;
           })
           .catch((err: unknown) => {
