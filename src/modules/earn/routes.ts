@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
+import { constantList } from '../../platform/pagination.js';
+import { idParams, readList, readOne, statusPageQuery } from '../../platform/route-kinds.js';
 import { router } from '../../platform/route.js';
 import { earnErrors, getOrder, listOrders, listPositions, listProducts, redeem, subscribe } from './service.js';
 
@@ -79,16 +80,14 @@ export async function earnRoutes(app: AppInstance, ctx: ServiceContext): Promise
 
   route.get(
     '/v1/earn/products',
-    {
-      access: { scope: 'earn:read', principal: 'either' },
-      schema: {
-        operationId: 'listEarnProducts',
-        summary: 'List earn products',
-        description: 'Enabled products (bounded list, never paged).',
-        tags,
-        response: { 200: listEnvelope(EarnProduct) },
-      },
-    },
+    readList({
+      scope: 'earn:read',
+      operationId: 'listEarnProducts',
+      summary: 'List earn products',
+      description: 'Enabled products (bounded list, never paged).',
+      tags,
+      item: EarnProduct,
+    }),
     async ({ principal }) => constantList(await listProducts(db, principal.environment)),
   );
 
@@ -121,55 +120,41 @@ export async function earnRoutes(app: AppInstance, ctx: ServiceContext): Promise
 
   route.get(
     '/v1/earn/orders',
-    {
-      access: { scope: 'earn:read', principal: 'either' },
-      schema: {
-        operationId: 'listEarnOrders',
-        summary: 'List earn orders',
-        tags,
-        querystring: Type.Object({
-          ...PageQuery.properties,
-          status: Type.Optional(
-            Type.Union([Type.Literal('active'), Type.Literal('settled'), Type.Literal('redeemed')]),
-          ),
-        }),
-        response: { 200: listEnvelope(EarnOrder) },
-      },
-    },
+    readList({
+      scope: 'earn:read',
+      operationId: 'listEarnOrders',
+      summary: 'List earn orders',
+      tags,
+      query: statusPageQuery(['active', 'settled', 'redeemed']),
+      item: EarnOrder,
+    }),
     async ({ principal, query }) => listOrders(db, principal, query),
   );
 
   route.get(
     '/v1/earn/orders/:id',
-    {
-      access: { scope: 'earn:read', principal: 'either' },
+    readOne({
+      scope: 'earn:read',
       errors: ['not_found'],
-      schema: {
-        operationId: 'getEarnOrder',
-        summary: 'Get an earn order',
-        tags,
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
-        response: { 200: EarnOrder },
-      },
-    },
+      operationId: 'getEarnOrder',
+      summary: 'Get an earn order',
+      tags,
+      params: idParams(),
+      response: EarnOrder,
+    }),
     async ({ principal, params }) => getOrder(db, principal, params.id),
   );
 
   route.get(
     '/v1/earn/positions',
-    {
-      access: { scope: 'earn:read', principal: 'either' },
-      schema: {
-        operationId: 'listEarnPositions',
-        summary: 'List earn positions',
-        tags,
-        querystring: Type.Object({
-          ...PageQuery.properties,
-          status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('closed')])),
-        }),
-        response: { 200: listEnvelope(EarnPosition) },
-      },
-    },
+    readList({
+      scope: 'earn:read',
+      operationId: 'listEarnPositions',
+      summary: 'List earn positions',
+      tags,
+      query: statusPageQuery(['active', 'closed']),
+      item: EarnPosition,
+    }),
     async ({ principal, query }) => listPositions(db, principal, query),
   );
 
@@ -186,9 +171,7 @@ export async function earnRoutes(app: AppInstance, ctx: ServiceContext): Promise
           'closed position): 400 `state_invalid`; at or after maturity, not yet settled by the daily ' +
           'process: settled now (principal and interest to available) and answered closed.',
         tags,
-        params: Type.Object({
-          id: Type.String({ minLength: 1, maxLength: 100, description: '`epo_` prefix optional' }),
-        }),
+        params: idParams('`epo_` prefix optional'),
         response: { 200: EarnPosition },
       },
     },

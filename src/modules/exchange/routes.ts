@@ -1,7 +1,7 @@
-import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
+import { constantList } from '../../platform/pagination.js';
+import { readList, readOne, statusPageQuery } from '../../platform/route-kinds.js';
 import { router } from '../../platform/route.js';
 import { stepUpCall } from '../step-up/index.js';
 import { conversionErrors, createConversion, refuseQuoteId } from './conversions.js';
@@ -123,43 +123,34 @@ export async function exchangeRoutes(app: AppInstance, ctx: ServiceContext): Pro
 
   route.get(
     '/v1/exchange/orders',
-    {
-      access: { scope: 'exchange:read', principal: 'either' },
-      schema: {
-        operationId: 'listExchangeOrders',
-        summary: 'List exchange orders',
-        description:
-          'On behalf of a member: its orders (locked quotes included); as the merchant: all of them. Newest ' +
-          'first; optional `status`.',
-        tags,
-        querystring: Type.Object({
-          ...PageQuery.properties,
-          status: Type.Optional(
-            Type.Union([Type.Literal('quoted'), Type.Literal('completed'), Type.Literal('expired')]),
-          ),
-        }),
-        response: { 200: listEnvelope(ExchangeOrder) },
-      },
-    },
+    readList({
+      scope: 'exchange:read',
+      operationId: 'listExchangeOrders',
+      summary: 'List exchange orders',
+      description:
+        'On behalf of a member: its orders (locked quotes included); as the merchant: all of them. Newest ' +
+        'first; optional `status`.',
+      tags,
+      query: statusPageQuery(['quoted', 'completed', 'expired']),
+      item: ExchangeOrder,
+    }),
     async ({ principal, query }) => readOrders(ctx, principal, query),
   );
 
   route.get(
     '/v1/exchange/orders/:id',
-    {
-      access: { scope: 'exchange:read', principal: 'either' },
+    readOne({
+      scope: 'exchange:read',
       errors: exchangeErrors.get,
-      schema: {
-        operationId: 'getExchangeOrder',
-        summary: 'Get an exchange order',
-        description:
-          'A locked quote too (its `quote_id`). On behalf of a member, only its own. A lock past ' +
-          "`quote_expires_at` (merchant's clock) is answered `expired`, never `quoted`.",
-        tags,
-        params: IdParams,
-        response: { 200: ExchangeOrder },
-      },
-    },
+      operationId: 'getExchangeOrder',
+      summary: 'Get an exchange order',
+      description:
+        'A locked quote too (its `quote_id`). On behalf of a member, only its own. A lock past ' +
+        "`quote_expires_at` (merchant's clock) is answered `expired`, never `quoted`.",
+      tags,
+      params: IdParams,
+      response: ExchangeOrder,
+    }),
     async ({ principal, params }) => readOrder(ctx, principal, params.id),
   );
 
@@ -196,16 +187,15 @@ export async function exchangeRoutes(app: AppInstance, ctx: ServiceContext): Pro
 
   route.get(
     '/v1/merchant/conversion-pairs',
-    {
-      access: { scope: 'merchant:read', principal: 'merchant' },
-      schema: {
-        operationId: 'listMerchantConversionPairs',
-        summary: 'List merchant conversion pairs',
-        description: 'From the exchange directions catalogue (bounded list, never paged).',
-        tags,
-        response: { 200: listEnvelope(ConversionPair) },
-      },
-    },
+    readList({
+      scope: 'merchant:read',
+      principal: 'merchant',
+      operationId: 'listMerchantConversionPairs',
+      summary: 'List merchant conversion pairs',
+      description: 'From the exchange directions catalogue (bounded list, never paged).',
+      tags,
+      item: ConversionPair,
+    }),
     async ({ principal }) => constantList(await conversionPairs(db, principal.environment)),
   );
 }

@@ -1,5 +1,6 @@
 /** The exchange routes' schemas (TypeBox): quotes, orders, merchant conversions and their pairs. */
 import { Type } from 'typebox';
+import { idParams } from '../../platform/route-kinds.js';
 
 export const tags = ['Exchange'];
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
@@ -125,6 +126,4 @@ export const ConversionPair = Type.Object(
   { title: 'ConversionPair' },
 );
 
-export const IdParams = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 100, description: '`exc_` prefix optional' }),
-});
+export const IdParams = idParams('`exc_` prefix optional');

@@ -1,7 +1,15 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
+import { constantList } from '../../platform/pagination.js';
+import {
+  idParams,
+  memberListsOwn,
+  memberSeesOwnOnly,
+  readList,
+  readOne,
+  statusPageQuery,
+} from '../../platform/route-kinds.js';
 import { router } from '../../platform/route.js';
 import type { ErrorCode } from '../../platform/errors.js';
 import { decodeQr, getPayment, listPayments } from './reads.js';
@@ -88,9 +96,7 @@ export const QrPayment = Type.Object(
   { title: 'QrPayment' },
 );
 
-const IdParams = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 100, description: 'qrp_ prefix optional' }),
-});
+const IdParams = idParams('qrp_ prefix optional');
 const QrCode = Type.String({
   minLength: 1,
   maxLength: 1024,
@@ -103,16 +109,14 @@ export async function qrpayRoutes(app: AppInstance, ctx: ServiceContext): Promis
 
   route.get(
     '/v1/qrpay/schemes',
-    {
-      access: { scope: 'qrpay:read', principal: 'either' },
-      schema: {
-        operationId: 'listQrpaySchemes',
-        summary: 'List the QR payment schemes the service decodes',
-        description: 'A bounded constant list. Only schemes whose currency is an enabled asset are `payable`.',
-        tags,
-        response: { 200: listEnvelope(QrScheme) },
-      },
-    },
+    readList({
+      scope: 'qrpay:read',
+      operationId: 'listQrpaySchemes',
+      summary: 'List the QR payment schemes the service decodes',
+      description: 'A bounded constant list. Only schemes whose currency is an enabled asset are `payable`.',
+      tags,
+      item: QrScheme,
+    }),
     async () => {
       const enabled = new Set(
         (await listAssets(db, { enabledOnly: true })).filter((a) => a.type === 'fiat').map((a) => a.code),
@@ -201,44 +205,30 @@ export async function qrpayRoutes(app: AppInstance, ctx: ServiceContext): Promis
 
   route.get(
     '/v1/qrpay/payments/:id',
-    {
-      access: { scope: 'qrpay:read', principal: 'either' },
+    readOne({
+      scope: 'qrpay:read',
       errors: qrpayErrors.get,
-      schema: {
-        operationId: 'getQrPayment',
-        summary: 'Get a QR payment',
-        description: "On behalf of a member, only that member's own.",
-        tags,
-        params: IdParams,
-        response: { 200: QrPayment },
-      },
-    },
+      operationId: 'getQrPayment',
+      summary: 'Get a QR payment',
+      description: memberSeesOwnOnly,
+      tags,
+      params: IdParams,
+      response: QrPayment,
+    }),
     async ({ principal, params }) => getPayment(db, principal, params.id),
   );
 
   route.get(
     '/v1/qrpay/payments',
-    {
-      access: { scope: 'qrpay:read', principal: 'either' },
-      schema: {
-        operationId: 'listQrPayments',
-        summary: 'List QR payments',
-        description: "On behalf of a member: that member's payments; as the merchant: all of them. Newest first.",
-        tags,
-        querystring: Type.Object({
-          ...PageQuery.properties,
-          status: Type.Optional(
-            Type.Union([
-              Type.Literal('processing'),
-              Type.Literal('completed'),
-              Type.Literal('failed'),
-              Type.Literal('refunded'),
-            ]),
-          ),
-        }),
-        response: { 200: listEnvelope(QrPayment) },
-      },
-    },
+    readList({
+      scope: 'qrpay:read',
+      operationId: 'listQrPayments',
+      summary: 'List QR payments',
+      description: memberListsOwn('payments'),
+      tags,
+      query: statusPageQuery(['processing', 'completed', 'failed', 'refunded']),
+      item: QrPayment,
+    }),
     async ({ principal, query }) => listPayments(db, principal, query),
   );
 }

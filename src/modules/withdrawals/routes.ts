@@ -2,7 +2,14 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
-import { PageQuery, listEnvelope } from '../../platform/pagination.js';
+import {
+  idParams,
+  memberListsOwn,
+  memberSeesOwnOnly,
+  readList,
+  readOne,
+  statusPageQuery,
+} from '../../platform/route-kinds.js';
 import { stepUpCall } from '../step-up/index.js';
 import {
   confirmWithdrawal,
@@ -30,9 +37,7 @@ export const Withdrawal = Type.Object(
   },
   { title: 'Withdrawal' },
 );
-const IdParams = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 100, description: 'wdr_ prefix optional' }),
-});
+const IdParams = idParams('wdr_ prefix optional');
 
 export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const { db } = ctx;
@@ -126,37 +131,30 @@ export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): P
 
   route.get(
     '/v1/withdrawals/:id',
-    {
-      access: { scope: 'withdrawals:read', principal: 'either' },
+    readOne({
+      scope: 'withdrawals:read',
       errors: withdrawalErrors.get,
-      schema: {
-        operationId: 'getWithdrawal',
-        summary: 'Get a withdrawal',
-        description: "On behalf of a member, only that member's own.",
-        tags,
-        params: IdParams,
-        response: { 200: Withdrawal },
-      },
-    },
+      operationId: 'getWithdrawal',
+      summary: 'Get a withdrawal',
+      description: memberSeesOwnOnly,
+      tags,
+      params: IdParams,
+      response: Withdrawal,
+    }),
     async ({ principal, params }) => getWithdrawal(db, principal, params.id),
   );
 
   route.get(
     '/v1/withdrawals',
-    {
-      access: { scope: 'withdrawals:read', principal: 'either' },
-      schema: {
-        operationId: 'listWithdrawals',
-        summary: 'List withdrawals',
-        description: "On behalf of a member: that member's withdrawals; as the merchant: all of them. Newest first.",
-        tags,
-        querystring: Type.Object({
-          ...PageQuery.properties,
-          status: Type.Optional(Type.Union([Type.Literal('locked'), Type.Literal('settled'), Type.Literal('failed')])),
-        }),
-        response: { 200: listEnvelope(Withdrawal) },
-      },
-    },
+    readList({
+      scope: 'withdrawals:read',
+      operationId: 'listWithdrawals',
+      summary: 'List withdrawals',
+      description: memberListsOwn('withdrawals'),
+      tags,
+      query: statusPageQuery(['locked', 'settled', 'failed']),
+      item: Withdrawal,
+    }),
     async ({ principal, query }) => listWithdrawals(db, principal, query),
   );
 }

@@ -1,7 +1,6 @@
-import { Type } from 'typebox';
 import type { AppInstance } from '../../../platform/http-app.js';
 import type { ServiceContext } from '../../../service-context.js';
-import { PageQuery, listEnvelope } from '../../../platform/pagination.js';
+import { memberSeesOwnOnly, readList, readOne, sandboxStep, statusPageQuery } from '../../../platform/route-kinds.js';
 import { router } from '../../../platform/route.js';
 import { conversionDateErrors, conversionDates } from './conversion-dates.js';
 import { simulateReturn } from './reconcile.js';
@@ -88,56 +87,38 @@ export async function orderRoutes(app: AppInstance, ctx: ServiceContext): Promis
 
   route.get(
     '/v1/remittances',
-    {
-      access: { scope: 'remittances:read', principal: 'either' },
-      schema: {
-        operationId: 'listRemittances',
-        summary: 'List remittances',
-        description:
-          "On behalf of a member: that member's orders; as the merchant: all of them. Newest first; optional `status`.",
-        tags,
-        querystring: Type.Object({
-          ...PageQuery.properties,
-          status: Type.Optional(
-            Type.Union(
-              [
-                Type.Literal('pending'),
-                Type.Literal('processing'),
-                Type.Literal('completed'),
-                Type.Literal('failed'),
-                Type.Literal('returned'),
-              ],
-              { description: publicStatuses.join(', ') },
-            ),
-          ),
-        }),
-        response: { 200: listEnvelope(Remittance) },
-      },
-    },
+    readList({
+      scope: 'remittances:read',
+      operationId: 'listRemittances',
+      summary: 'List remittances',
+      description:
+        "On behalf of a member: that member's orders; as the merchant: all of them. Newest first; optional `status`.",
+      tags,
+      query: statusPageQuery(publicStatuses, { description: publicStatuses.join(', ') }),
+      item: Remittance,
+    }),
     async ({ principal, query }) => listOrders(db, principal, query),
   );
 
   route.get(
     '/v1/remittances/:id',
-    {
-      access: { scope: 'remittances:read', principal: 'either' },
+    readOne({
+      scope: 'remittances:read',
       errors: orderErrors.get,
-      schema: {
-        operationId: 'getRemittance',
-        summary: 'Get a remittance',
-        description: "On behalf of a member, only that member's own.",
-        tags,
-        params: RemittanceIdParams,
-        response: { 200: Remittance },
-      },
-    },
+      operationId: 'getRemittance',
+      summary: 'Get a remittance',
+      description: memberSeesOwnOnly,
+      tags,
+      params: RemittanceIdParams,
+      response: Remittance,
+    }),
     async ({ principal, params }) => getOrder(db, principal, params.id),
   );
 
   route.post(
     '/v1/sandbox/remittances/:id/return',
     {
-      access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
+      access: sandboxStep,
       errors: ['not_found', 'state_invalid'],
       schema: {
         operationId: 'returnSandboxRemittance',

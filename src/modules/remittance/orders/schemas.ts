@@ -1,5 +1,6 @@
 /** Remittance orders' and conversion dates' TypeBox schemas, with the examples the OpenAPI document shows. */
 import { Type } from 'typebox';
+import { idParams } from '../../../platform/route-kinds.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -133,9 +134,7 @@ export const Remittance = Type.Object(
   },
 );
 
-export const RemittanceIdParams = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 100, description: 'rmt_ prefix optional' }),
-});
+export const RemittanceIdParams = idParams('rmt_ prefix optional');
 
 /** An order as the operator sees it: the public fields and the provider's. */
 export const OperatorRemittance = Type.Object(

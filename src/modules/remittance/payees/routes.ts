@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../../platform/http-app.js';
 import type { ServiceContext } from '../../../service-context.js';
-import { PageQuery, listEnvelope } from '../../../platform/pagination.js';
+import { PageQuery } from '../../../platform/pagination.js';
+import { readList, readOne } from '../../../platform/route-kinds.js';
 import { router } from '../../../platform/route.js';
 import { Payee, PayeeBody, PayeeCreated, PayeeIdParams, PayeeUpdated, NameCheck } from './schemas.js';
 import { createPayee, getPayee, listPayees, payeeErrors, unlinkPayee, updatePayee, verifyPayee } from './service.js';
@@ -49,36 +50,34 @@ export async function payeeRoutes(app: AppInstance, ctx: ServiceContext): Promis
 
   route.get(
     '/v1/remit/payees',
-    {
-      access: { scope: 'remittances:read', principal: 'member' },
-      schema: {
-        operationId: 'listPayees',
-        summary: "List the member's payees",
-        description: 'Favourites first, then newest; keyset cursor. Unlinked payees are not listed.',
-        tags,
-        querystring: PageQuery,
-        response: { 200: listEnvelope(Payee) },
-      },
-    },
+    readList({
+      scope: 'remittances:read',
+      principal: 'member',
+      operationId: 'listPayees',
+      summary: "List the member's payees",
+      description: 'Favourites first, then newest; keyset cursor. Unlinked payees are not listed.',
+      tags,
+      query: PageQuery,
+      item: Payee,
+    }),
     async ({ principal, query }) => listPayees(db, principal, query),
   );
 
   route.get(
     '/v1/remit/payees/:id',
-    {
-      access: { scope: 'remittances:read', principal: 'member' },
+    readOne({
+      scope: 'remittances:read',
+      principal: 'member',
       errors: payeeErrors.get,
-      schema: {
-        operationId: 'getPayee',
-        summary: 'Get a payee',
-        description:
-          "The full record; the account number, IBAN or proxy is masked. Missing, another member's or " +
-          'unlinked: `not_found`.',
-        tags,
-        params: PayeeIdParams,
-        response: { 200: Payee },
-      },
-    },
+      operationId: 'getPayee',
+      summary: 'Get a payee',
+      description:
+        "The full record; the account number, IBAN or proxy is masked. Missing, another member's or " +
+        'unlinked: `not_found`.',
+      tags,
+      params: PayeeIdParams,
+      response: Payee,
+    }),
     async ({ principal, params }) => getPayee(db, principal, params.id),
   );
 

@@ -1,5 +1,6 @@
 /** The payee routes' TypeBox schemas, with the examples the OpenAPI document shows. */
 import { Type } from 'typebox';
+import { idParams } from '../../../platform/route-kinds.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -55,9 +56,7 @@ export const PayeeCreated = Type.Object(
   { examples: [{ id: 'pye_3141592653589793', outcome: 'created', status: 'active' }] },
 );
 
-export const PayeeIdParams = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 100, description: 'pye_ prefix optional' }),
-});
+export const PayeeIdParams = idParams('pye_ prefix optional');
 
 export const Payee = Type.Object(
   {
