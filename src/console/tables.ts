@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { Environment, NullableTimestamp, Timestamp } from '../db/columns.js';
+import type { NullableTimestamp, Timestamp, ScopedColumns } from '../db/columns.js';
 
 export type ConsoleRole = 'owner' | 'developer' | 'viewer';
 export type ConsoleUserStatus = 'invited' | 'active' | 'disabled';
@@ -44,11 +44,9 @@ export interface ConsoleLoginFailuresTable {
   device_hash: string | null;
 }
 
-export interface ConsoleAuditTable {
+export interface ConsoleAuditTable extends ScopedColumns {
   seq: Generated<bigint>;
   id: string;
-  merchant_id: string;
-  environment: Environment;
   user_id: string;
   user_email: string;
   action: string;

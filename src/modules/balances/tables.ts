@@ -1,23 +1,19 @@
 import type { Generated } from 'kysely';
-import type { Environment, Minor } from '../../db/columns.js';
+import type { Minor, ScopedColumns } from '../../db/columns.js';
 
 /** An operator's credit of a merchant's prepaid balance (the reference row of its journal entry). */
-export interface PrepaidCreditsTable {
+export interface PrepaidCreditsTable extends ScopedColumns {
   seq: Generated<bigint>;
   id: string;
-  merchant_id: string;
-  environment: Environment;
   asset: string;
   amount: Minor;
   created_at: Generated<Date>;
 }
 
 /** An operator's custody adjustment, with its reason (the reference row of its journal entry). */
-export interface CustodyAdjustmentsTable {
+export interface CustodyAdjustmentsTable extends ScopedColumns {
   seq: Generated<bigint>;
   id: string;
-  merchant_id: string;
-  environment: Environment;
   asset: string;
   amount: Minor;
   direction: 'increase' | 'decrease';
@@ -27,11 +23,9 @@ export interface CustodyAdjustmentsTable {
 
 /** A merchant's watch on its prepaid or custody balance of one asset (migration 047; the ledger's trigger keeps
  * `state`). */
-export interface BalanceMonitorsTable {
+export interface BalanceMonitorsTable extends ScopedColumns {
   id: string;
   seq: Generated<bigint>;
-  merchant_id: string;
-  environment: Environment;
   balance: 'prepaid' | 'custody';
   asset: string;
   /** Minor units, > 0. */

@@ -1,12 +1,9 @@
 import type { Generated } from 'kysely';
-import type { Environment, Minor } from '../../db/columns.js';
+import type { Minor, MemberOwnedColumns } from '../../db/columns.js';
 
-export interface DepositsTable {
+export interface DepositsTable extends MemberOwnedColumns {
   seq: Generated<bigint>;
   id: string;
-  merchant_id: string;
-  environment: Environment;
-  member_id: string;
   asset: string;
   network: string | null;
   amount: Minor;

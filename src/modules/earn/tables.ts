@@ -1,6 +1,6 @@
 /** The earn area's tables (migration 017): products and orders (each order carries its position). */
 import type { Generated, Selectable, ColumnType } from 'kysely';
-import type { Environment, Minor, NullableTimestamp, Timestamp } from '../../db/columns.js';
+import type { Environment, Minor, NullableTimestamp, Timestamp, MemberOwnedColumns } from '../../db/columns.js';
 
 type NullableMinor = ColumnType<string | null, string | bigint | null | undefined, string | bigint | null>;
 
@@ -22,13 +22,10 @@ export interface EarnProductsTable {
   updated_at: Timestamp;
 }
 
-export interface EarnOrdersTable {
+export interface EarnOrdersTable extends MemberOwnedColumns {
   seq: Generated<bigint>;
   id: string;
   position_id: string;
-  merchant_id: string;
-  environment: Environment;
-  member_id: string;
   product_id: string;
   asset: string;
   type: EarnType;

@@ -1,11 +1,9 @@
-import type { Environment, Timestamp } from '../../db/columns.js';
+import type { Timestamp, ScopedColumns } from '../../db/columns.js';
 
 /** An open event stream (migration 046): the per-key bound, held across processes by a lease. */
-export interface EventStreamsTable {
+export interface EventStreamsTable extends ScopedColumns {
   id: string;
   key_id: string;
-  merchant_id: string;
-  environment: Environment;
   opened_at: Timestamp;
   lease_until: Timestamp;
 }

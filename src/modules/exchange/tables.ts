@@ -1,6 +1,13 @@
 /** The exchange area's tables (migration 017): directions, exchange orders, merchant conversions. */
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { Environment, Minor, NullableTimestamp, Timestamp } from '../../db/columns.js';
+import type {
+  Environment,
+  Minor,
+  NullableTimestamp,
+  Timestamp,
+  MemberOwnedColumns,
+  ScopedColumns,
+} from '../../db/columns.js';
 
 type NullableMinor = ColumnType<string | null, string | bigint | null | undefined, string | bigint | null>;
 
@@ -42,12 +49,9 @@ interface PricedConversion {
   rate: string;
 }
 
-export interface ExchangeOrdersTable extends PricedConversion {
+export interface ExchangeOrdersTable extends PricedConversion, MemberOwnedColumns {
   seq: Generated<bigint>;
   id: string;
-  merchant_id: string;
-  environment: Environment;
-  member_id: string;
   direction_id: string;
   kind: OrderKind;
   status: OrderStatus;
@@ -61,11 +65,9 @@ export interface ExchangeOrdersTable extends PricedConversion {
   updated_at: Timestamp;
 }
 
-export interface MerchantConversionsTable extends PricedConversion {
+export interface MerchantConversionsTable extends PricedConversion, ScopedColumns {
   seq: Generated<bigint>;
   id: string;
-  merchant_id: string;
-  environment: Environment;
   direction_id: string;
   status: 'completed';
   created_at: Timestamp;

@@ -1,12 +1,10 @@
 import type { Generated } from 'kysely';
-import type { Environment } from '../../db/columns.js';
+import type { ScopedColumns } from '../../db/columns.js';
 
 /** An export and its file's facts (migration 048); the file is in `export_chunks`. */
-export interface ExportsTable {
+export interface ExportsTable extends ScopedColumns {
   id: string;
   seq: Generated<bigint>;
-  merchant_id: string;
-  environment: Environment;
   kind: string;
   format: 'csv' | 'jsonl';
   created_gte: Date;

@@ -1,5 +1,5 @@
 import type { Generated } from 'kysely';
-import type { Environment, Json, NullableTimestamp, Timestamp } from '../../db/columns.js';
+import type { Json, NullableTimestamp, Timestamp, MemberOwnedColumns, ScopedColumns } from '../../db/columns.js';
 
 /** What a hosted-screen ticket opens (extensions 9). */
 export type TicketPurpose = 'kyc' | 'profile_update' | 'card_supplement' | 'step_up' | 'card_reveal';
@@ -13,12 +13,9 @@ export type TicketPurpose = 'kyc' | 'profile_update' | 'card_supplement' | 'step
  */
 export type TicketStatus = 'open' | 'completed' | 'used' | 'void';
 
-export interface HostedTicketsTable {
+export interface HostedTicketsTable extends MemberOwnedColumns {
   /** `kyc_<32 hex>` */
   id: string;
-  merchant_id: string;
-  environment: Environment;
-  member_id: string;
   purpose: TicketPurpose;
   /** The object the screen works on: a card application (supplement) or a card (reveal). */
   subject_id: string | null;
@@ -41,9 +38,7 @@ export interface HostedTicketsTable {
 }
 
 /** Per merchant and environment: the origins allowed to frame the hosted screens (empty: none). */
-export interface HostedScreenSettingsTable {
-  merchant_id: string;
-  environment: Environment;
+export interface HostedScreenSettingsTable extends ScopedColumns {
   /** JSON array of normalised origins (security-headers.ts). */
   frame_ancestors: Json<string[]>;
   updated_at: Timestamp;

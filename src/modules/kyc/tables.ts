@@ -1,5 +1,12 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { Environment, Minor, NullableTimestamp, Timestamp } from '../../db/columns.js';
+import type {
+  Environment,
+  Minor,
+  NullableTimestamp,
+  Timestamp,
+  MemberOwnedColumns,
+  SealedImageColumns,
+} from '../../db/columns.js';
 
 /** A profile's review state (state.ts). */
 export type KycProfileStatus = 'pending_review' | 'approved' | 'rejected';
@@ -12,13 +19,10 @@ export type KycImageKind = 'document' | 'selfie';
 export type KycImageType = 'image/jpeg' | 'image/png';
 
 /** One real-name profile per member, from its first submission on (extensions 9). */
-export interface KycProfilesTable {
+export interface KycProfilesTable extends MemberOwnedColumns {
   seq: Generated<bigint>;
   /** `kyp_<uuid>` */
   id: string;
-  merchant_id: string;
-  environment: Environment;
-  member_id: string;
   status: KycProfileStatus;
   /** Increases with every status event (`data.status_version`). */
   status_version: Generated<number>;
@@ -52,21 +56,13 @@ export interface KycProfilesTable {
 }
 
 /** Document and selfie images, AES-256-GCM encrypted (images.ts); the clear bytes are never stored. */
-export interface KycImagesTable {
+export interface KycImagesTable extends MemberOwnedColumns, SealedImageColumns {
   /** `kyi_<uuid>` */
   id: string;
-  merchant_id: string;
-  environment: Environment;
-  member_id: string;
   kind: KycImageKind;
   /** From the bytes' signature, never from the browser's claim. */
   content_type: KycImageType;
   size_bytes: number;
-  /** The derived key that encrypted it (platform/keys.ts). */
-  key_label: string;
-  iv: Buffer;
-  ciphertext: Buffer;
-  auth_tag: Buffer;
   created_at: Generated<Date>;
 }
 

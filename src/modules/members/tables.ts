@@ -1,11 +1,9 @@
 import type { Generated } from 'kysely';
-import type { Environment, Json, Timestamp } from '../../db/columns.js';
+import type { Json, Timestamp, ScopedColumns } from '../../db/columns.js';
 
-export interface MembersTable {
+export interface MembersTable extends ScopedColumns {
   seq: Generated<bigint>;
   id: string;
-  merchant_id: string;
-  environment: Environment;
   external_member_id: string;
   status: Generated<string>;
   kyc_level: Generated<number>;

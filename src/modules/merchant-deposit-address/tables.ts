@@ -1,11 +1,9 @@
 import type { Generated } from 'kysely';
-import type { Environment } from '../../db/columns.js';
+import type { ScopedColumns } from '../../db/columns.js';
 
-export interface DepositAddressesTable {
+export interface DepositAddressesTable extends ScopedColumns {
   seq: Generated<bigint>;
   id: string;
-  merchant_id: string;
-  environment: Environment;
   asset: string;
   network: string;
   address: string;

@@ -1,5 +1,5 @@
 import type { ColumnType } from 'kysely';
-import type { Environment, Minor, Timestamp } from '../../db/columns.js';
+import type { Minor, Timestamp, ScopedColumns } from '../../db/columns.js';
 
 /**
  * Step-up (docs/step-up.md). Challenges themselves are hosted-screen tickets (`hosted_tickets`,
@@ -7,9 +7,7 @@ import type { Environment, Minor, Timestamp } from '../../db/columns.js';
  * thresholds: the amount, in minor units of `asset`, at or above which `action` needs strong
  * authentication for this merchant and environment. No row: no step-up.
  */
-export interface StepUpThresholdsTable {
-  merchant_id: string;
-  environment: Environment;
+export interface StepUpThresholdsTable extends ScopedColumns {
   action: string;
   asset: string;
   min_amount: ColumnType<string, Minor, Minor>;

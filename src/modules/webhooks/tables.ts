@@ -1,15 +1,13 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { Environment, NullableTimestamp, Timestamp } from '../../db/columns.js';
+import type { NullableTimestamp, Timestamp, ScopedColumns } from '../../db/columns.js';
 
 export type EndpointStatus = 'enabled' | 'disabled' | 'deleted';
 export type DeliveryStatus = 'pending' | 'sent' | 'failed' | 'dead' | 'no_subscriber';
 export type AttemptOutcome = 'in_flight' | 'sent' | 'failed' | 'refused' | 'abandoned';
 
-export interface WebhookEndpointsTable {
+export interface WebhookEndpointsTable extends ScopedColumns {
   seq: Generated<bigint>;
   id: string;
-  merchant_id: string;
-  environment: Environment;
   url: string;
   event_types: ColumnType<string[], string, string>;
   secret: string;
@@ -24,22 +22,18 @@ export interface WebhookEndpointsTable {
 
 /** An endpoint's state before each change of its subscription (migration 044): the fan-out judges an event by the state
  * at its time. */
-export interface WebhookEndpointChangesTable {
+export interface WebhookEndpointChangesTable extends ScopedColumns {
   seq: Generated<bigint>;
   endpoint_id: string;
-  merchant_id: string;
-  environment: Environment;
   valid_from: Timestamp;
   /** null: the change created the endpoint. */
   prev_status: EndpointStatus | null;
   prev_event_types: ColumnType<string[] | null, string | null, string | null>;
 }
 
-export interface WebhookDeliveriesTable {
+export interface WebhookDeliveriesTable extends ScopedColumns {
   seq: Generated<bigint>;
   id: string;
-  merchant_id: string;
-  environment: Environment;
   event_id: string;
   event_type: string;
   endpoint_id: string | null;

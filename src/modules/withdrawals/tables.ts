@@ -1,14 +1,11 @@
 import type { Generated } from 'kysely';
-import type { Environment, Minor } from '../../db/columns.js';
+import type { Minor, MemberOwnedColumns } from '../../db/columns.js';
 
 export type WithdrawalStatus = 'locked' | 'settled' | 'failed';
 
-export interface WithdrawalsTable {
+export interface WithdrawalsTable extends MemberOwnedColumns {
   seq: Generated<bigint>;
   id: string;
-  merchant_id: string;
-  environment: Environment;
-  member_id: string;
   asset: string;
   network: string;
   address: string;

@@ -1,19 +1,16 @@
 /** Card applications and their supplement images (migration 018). */
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { Environment, NullableTimestamp, Timestamp } from '../../../db/columns.js';
+import type { NullableTimestamp, Timestamp, MemberOwnedColumns, SealedImageColumns } from '../../../db/columns.js';
 import type { MinorColumn, Address } from '../shared/tables.js';
 
 export type ApplicationStatus = 'pending' | 'need_docs' | 'approved' | 'rejected' | 'failed';
 
 export type SupplementStatus = 'pending' | 'submitted';
 
-export interface CardApplicationsTable {
+export interface CardApplicationsTable extends MemberOwnedColumns {
   seq: Generated<string>;
   /** `cap_<uuid>` */
   id: string;
-  merchant_id: string;
-  environment: Environment;
-  member_id: string;
   product_seq: string;
   source_asset: string;
   /** The opening fee in minor units of `source_asset`. */
@@ -36,17 +33,13 @@ export interface CardApplicationsTable {
   next_check_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
-export interface CardSupplementImagesTable {
+export interface CardSupplementImagesTable extends SealedImageColumns {
   id: string;
   application_id: string;
   member_id: string;
   kind: 'document' | 'selfie';
   content_type: string;
   size_bytes: number;
-  key_label: string;
-  iv: Buffer;
-  ciphertext: Buffer;
-  auth_tag: Buffer;
   created_at: Generated<Date>;
 }
 

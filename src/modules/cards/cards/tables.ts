@@ -1,6 +1,6 @@
 /** The card record (migrations 018, 019, 022). */
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { Environment, NullableTimestamp, Timestamp } from '../../../db/columns.js';
+import type { NullableTimestamp, Timestamp, MemberOwnedColumns } from '../../../db/columns.js';
 import type { MinorDefault, FormFactor, Address } from '../shared/tables.js';
 
 export type CardStatus = 'unactivated' | 'active' | 'closing' | 'closed' | 'expired' | 'replaced';
@@ -9,13 +9,10 @@ export type LimitsSync = 'synced' | 'pending' | 'failed';
 
 export type InventoryStatus = 'in_production' | 'shipped' | 'binding' | 'bound' | 'voided';
 
-export interface CardsTable {
+export interface CardsTable extends MemberOwnedColumns {
   seq: Generated<string>;
   /** `crd_<uuid>` */
   id: string;
-  merchant_id: string;
-  environment: Environment;
-  member_id: string;
   application_id: string;
   product_seq: string;
   form_factor: FormFactor;

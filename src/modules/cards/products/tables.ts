@@ -1,6 +1,6 @@
 /** The card products (migration 018) with their top-up pricing (migration 021) and the BIN authorisations. */
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { Environment, Json, Timestamp } from '../../../db/columns.js';
+import type { Environment, Json, Timestamp, ScopedColumns } from '../../../db/columns.js';
 import type { MinorColumn, MinorDefault, FormFactor } from '../shared/tables.js';
 
 export interface CardProductsTable {
@@ -29,9 +29,7 @@ export interface CardProductsTable {
   updated_at: Timestamp;
 }
 
-export interface CardBinAuthorizationsTable {
-  merchant_id: string;
-  environment: Environment;
+export interface CardBinAuthorizationsTable extends ScopedColumns {
   bin: string;
   created_at: Generated<Date>;
 }

@@ -1,6 +1,6 @@
 /** Card replacement requests and the executor's progress (migration 022). */
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { Environment, NullableTimestamp, Timestamp } from '../../../db/columns.js';
+import type { NullableTimestamp, Timestamp, MemberOwnedColumns } from '../../../db/columns.js';
 import type { MinorDefault } from '../shared/tables.js';
 import type { InventoryStatus } from '../cards/tables.js';
 
@@ -20,13 +20,10 @@ export type ReplacementStatus = 'requested' | 'processing' | 'completed' | 'fail
  * at the issuer). */
 export type ReplacementStep = 'none' | 'prepared' | 'issued';
 
-export interface CardReplacementsTable {
+export interface CardReplacementsTable extends MemberOwnedColumns {
   seq: Generated<string>;
   /** `crp_<uuid>` */
   id: string;
-  merchant_id: string;
-  environment: Environment;
-  member_id: string;
   card_id: string;
   reason: ReplacementReason;
   security: boolean;

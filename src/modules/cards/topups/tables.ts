@@ -1,19 +1,16 @@
 /** Card top-up orders (migration 021); the products' top-up pricing is in the products' table (../products/tables.ts).
  * */
 import type { Generated, Selectable } from 'kysely';
-import type { Environment, NullableTimestamp, Timestamp } from '../../../db/columns.js';
+import type { NullableTimestamp, Timestamp, MemberOwnedColumns, ProviderOrderColumns } from '../../../db/columns.js';
 import type { MinorColumn } from '../shared/tables.js';
 
 export type TopUpStatus = 'pending' | 'processing' | 'suspended' | 'credited' | 'failed';
 export type TopUpUpstreamOutcome = 'none' | 'pending' | 'accepted' | 'timeout' | 'unknown';
 
-export interface CardTopupsTable {
+export interface CardTopupsTable extends MemberOwnedColumns, ProviderOrderColumns<TopUpStatus, TopUpUpstreamOutcome> {
   seq: Generated<string>;
   /** `ctu_<uuid>` */
   id: string;
-  merchant_id: string;
-  environment: Environment;
-  member_id: string;
   card_id: string;
   source_asset: string;
   /** Minor units of the source asset: what goes onto the card before conversion. */
@@ -25,16 +22,7 @@ export interface CardTopupsTable {
   arrival_amount: MinorColumn;
   /** The real rate fixed at creation (mid less the product's markup; `1` for the same currency). */
   rate: string;
-  status: TopUpStatus;
-  status_version: number;
-  upstream_outcome: TopUpUpstreamOutcome;
-  provider_order_id: string | null;
-  provider_status: string | null;
-  failure_reason: string | null;
   dispatch_started_at: NullableTimestamp;
-  check_count: Generated<number>;
-  next_check_at: NullableTimestamp;
-  last_checked_at: NullableTimestamp;
   credited_at: NullableTimestamp;
   failed_at: NullableTimestamp;
   created_at: Timestamp;

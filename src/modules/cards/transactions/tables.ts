@@ -1,19 +1,16 @@
 /** Card transactions (migrations 021, 029): the card network's messages about a card. */
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { Environment, NullableTimestamp, Timestamp } from '../../../db/columns.js';
+import type { NullableTimestamp, Timestamp, MemberOwnedColumns } from '../../../db/columns.js';
 import type { MinorColumn, MinorDefault } from '../shared/tables.js';
 
 export type CardTransactionType = 'authorization' | 'clearing' | 'reversal' | 'refund';
 export type CardTransactionStatus = 'approved' | 'declined' | 'cleared' | 'reversed' | 'posted';
 export type CardReversalReason = 'network' | 'expired';
 
-export interface CardTransactionsTable {
+export interface CardTransactionsTable extends MemberOwnedColumns {
   seq: Generated<string>;
   /** `ctx_<uuid>` */
   id: string;
-  merchant_id: string;
-  environment: Environment;
-  member_id: string;
   card_id: string;
   type: CardTransactionType;
   status: CardTransactionStatus;

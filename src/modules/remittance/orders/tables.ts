@@ -1,16 +1,20 @@
 /** Remittance orders' table (migrations 016, 036). */
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { Environment, Minor, NullableTimestamp, Timestamp } from '../../../db/columns.js';
+import type {
+  Minor,
+  NullableTimestamp,
+  Timestamp,
+  MemberOwnedColumns,
+  ProviderOrderColumns,
+} from '../../../db/columns.js';
 
 export type RemitOrderStatus = 'pending' | 'processing' | 'suspended' | 'completed' | 'failed' | 'returned';
 export type RemitUpstreamOutcome = 'none' | 'pending' | 'accepted' | 'timeout' | 'unknown';
 
-export interface RemitOrdersTable {
+export interface RemitOrdersTable
+  extends MemberOwnedColumns, ProviderOrderColumns<RemitOrderStatus, RemitUpstreamOutcome> {
   seq: Generated<bigint>;
   id: string;
-  merchant_id: string;
-  environment: Environment;
-  member_id: string;
   payee_seq: string | bigint;
   entity_id: string;
   corridor_id: string;
@@ -22,16 +26,7 @@ export interface RemitOrdersTable {
   rate: string;
   value_day: ColumnType<string, string, string>;
   payout_date: string | null;
-  status: RemitOrderStatus;
-  status_version: number;
-  upstream_outcome: RemitUpstreamOutcome;
-  provider_order_id: string | null;
-  provider_status: string | null;
-  failure_reason: string | null;
   dispatch_started_at: NullableTimestamp;
-  check_count: Generated<number>;
-  next_check_at: NullableTimestamp;
-  last_checked_at: NullableTimestamp;
   completed_at: NullableTimestamp;
   failed_at: NullableTimestamp;
   returned_at: NullableTimestamp;

@@ -1,6 +1,6 @@
 /** Payees' tables (migrations 016, 040): the platform-level shared payees, members' links to them, the id scheme. */
 import type { Generated, Selectable } from 'kysely';
-import type { Environment, Json, NullableTimestamp, Timestamp } from '../../../db/columns.js';
+import type { Environment, Json, NullableTimestamp, Timestamp, MemberOwnedColumns } from '../../../db/columns.js';
 import type { EntityType, PaymentMethod } from '../corridors/tables.js';
 
 export interface RemitPayeeEntitiesTable {
@@ -25,11 +25,8 @@ export interface RemitPayeeEntitiesTable {
 export type PayeeOutcome = 'created' | 'linked' | 'review';
 export type NameCheckResult = 'match' | 'close_match' | 'no_match' | 'unavailable';
 
-export interface RemitPayeesTable {
+export interface RemitPayeesTable extends MemberOwnedColumns {
   seq: Generated<bigint>;
-  merchant_id: string;
-  environment: Environment;
-  member_id: string;
   entity_id: string;
   corridor_id: string;
   entity_type: EntityType;
