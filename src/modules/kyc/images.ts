@@ -3,8 +3,9 @@ import type { DerivedKeyLabel } from '../../platform/keys.js';
 import type { KycImageKind } from './tables.js';
 
 /**
- * Encryption at rest of KYC images: AES-256-GCM with a key derived from HOSTED_SCREEN_KEY
- * (`kyc/images/v1`), a fresh 96-bit IV per image, and the image's id, member and kind as
+ * Encryption at rest of KYC images and of the card supplement images (cards/applications): AES-256-GCM
+ * with a key derived from HOSTED_SCREEN_KEY (`kyc/images/v1`, `cards/supplement-images/v1`), a fresh
+ * 96-bit IV per image, and the image's id, member and kind as
  * additional data, so a ciphertext moved to another row does not decrypt. Pure functions.
  */
 
@@ -30,6 +31,12 @@ export function sealImage(key: Buffer, binding: ImageBinding, plain: Uint8Array)
   cipher.setAAD(aad(binding));
   const ciphertext = Buffer.concat([cipher.update(plain), cipher.final()]);
   return { iv, ciphertext, authTag: cipher.getAuthTag() };
+}
+
+/** An image sealed into the columns of its row (`SealedImageColumns`, db/columns.ts), with the label of its key. */
+export function sealedImageColumns(keyLabel: DerivedKeyLabel, key: Buffer, binding: ImageBinding, plain: Uint8Array) {
+  const sealed = sealImage(key, binding, plain);
+  return { key_label: keyLabel, iv: sealed.iv, ciphertext: sealed.ciphertext, auth_tag: sealed.authTag };
 }
 
 /** The clear bytes; throws when the key, the binding or the bytes are not those it was sealed with. */

@@ -12,5 +12,7 @@ export { minKycLevel, profileOfMember, profileStatusOf } from './queries.js';
 export { imageFields, sniffImageType, validateImage, type ImageFieldName } from './rules.js';
 export { requireHighValueLevel } from './service.js';
 export { sandboxReview } from './check.js';
+// The sealing of an uploaded image at rest, for the card supplement images (cards/applications/screens.ts).
+export { sealedImageColumns } from './images.js';
 // The document and face photo fields of the KYC form, for the card supplement screen (cards/applications/screens.ts).
 export { documentPhotoField, imageSizeMaxMb, selfiePhotoField } from './photo-fields.js';

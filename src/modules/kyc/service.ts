@@ -6,7 +6,7 @@ import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { configuredKey } from '../../platform/keys.js';
 import { issueTicket, ticketView } from '../hosted-screens/index.js';
-import { imageKeyLabel, sealImage } from './images.js';
+import { imageKeyLabel, sealedImageColumns } from './images.js';
 import {
   deleteImages,
   highValueThreshold,
@@ -104,21 +104,14 @@ async function storeImage(
   image: CheckedImage,
 ): Promise<string> {
   const id = newId('kyi');
-  const sealed = sealImage(
-    configuredKey(ctx.config, imageKeyLabel),
-    { imageId: id, memberId: scope.memberId, kind },
-    image.data,
-  );
+  const key = configuredKey(ctx.config, imageKeyLabel);
   await insertImage(trx, {
     id,
     ...ownerColumns(scope),
     kind,
     content_type: image.type,
     size_bytes: image.data.length,
-    key_label: imageKeyLabel,
-    iv: sealed.iv,
-    ciphertext: sealed.ciphertext,
-    auth_tag: sealed.authTag,
+    ...sealedImageColumns(imageKeyLabel, key, { imageId: id, memberId: scope.memberId, kind }, image.data),
   });
   return id;
 }

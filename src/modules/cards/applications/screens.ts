@@ -16,13 +16,13 @@ import {
   voidSubjectTickets,
   voidTicket,
 } from '../../hosted-screens/index.js';
-import { sealSupplementImage as sealImage } from './images.js';
 import {
   documentPhotoField,
   type ImageFieldName,
   imageFields,
   imageSizeMaxMb,
   profileOfMember,
+  sealedImageColumns,
   selfiePhotoField,
   sniffImageType,
   validateImage,
@@ -72,7 +72,7 @@ async function storeImages(
   const key = configuredKey(ctx.config, supplementImageKeyLabel);
   for (const image of images) {
     const id = newId('csi');
-    const sealed = sealImage(key, { imageId: id, memberId: ticket.member_id, kind: image.kind }, image.data);
+    const binding = { imageId: id, memberId: ticket.member_id, kind: image.kind };
     await insertSupplementImage(trx, {
       id,
       application_id: applicationId,
@@ -80,10 +80,7 @@ async function storeImages(
       kind: image.kind,
       content_type: image.type,
       size_bytes: image.data.length,
-      key_label: supplementImageKeyLabel,
-      iv: sealed.iv,
-      ciphertext: sealed.ciphertext,
-      auth_tag: sealed.authTag,
+      ...sealedImageColumns(supplementImageKeyLabel, key, binding, image.data),
     });
   }
 }
