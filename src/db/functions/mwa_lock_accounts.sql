@@ -1,7 +1,8 @@
 -- mwa_lock_accounts
 --
--- The accounts of a one-entry posting (`mwa_post_entry_rows`; a batch's are
--- `mwa_lock_accounts_across`): each account is looked up by its whole key, one row at a time; the
+-- The accounts of a one-entry posting (`mwa_post_entry_rows`): `mwa_lock_accounts_across` with
+-- the one environment of the entry for every account, so both paths find, create and lock accounts
+-- by the same statements. Each account is looked up by its whole key, one row at a time; the
 -- missing ones are created (in the order given, the callers' key order); then each is locked by
 -- its id, in ascending id order, and its rules checked against the caller's. The functions of
 -- migrations 024 and 032 joined the accounts with `unnest` of their arrays: PL/pgSQL keeps a
@@ -10,53 +11,17 @@
 -- with auto_explain: `Index Cond: (environment = $1)`, the rest a join filter). A look-up by the
 -- whole key, or by the id, has no such plan.
 --
--- History: migration 034 (issue 16).
+-- PL/pgSQL rather than SQL: the files are applied in name order, and an SQL function's body is
+-- checked when it is created, before `mwa_lock_accounts_across` exists on a fresh database.
+-- History: migration 034 (issue 16); its own copy of the statements until issue 38.
 CREATE OR REPLACE FUNCTION public.mwa_lock_accounts(p_environment text, p_asset text[], p_owner_type text[],
     p_owner_id text[], p_bucket text[], p_normal_side text[], p_non_negative boolean[])
  RETURNS TABLE(ord integer, id bigint, balance numeric)
  LANGUAGE plpgsql
 AS $function$
-DECLARE
-  n int := coalesce(array_length(p_owner_type, 1), 0);
-  ids bigint[] := array_fill(NULL::bigint, ARRAY[n]);
-  found_id bigint;
-  missing boolean := false;
-  acc record;
-  i int;
-  k int;
 BEGIN
-  FOR i IN 1..n LOOP
-    SELECT a.id INTO found_id FROM ledger_accounts a
-    WHERE a.environment = p_environment AND a.owner_type = p_owner_type[i] AND a.owner_id = p_owner_id[i]
-      AND a.asset = p_asset[i] AND a.bucket = p_bucket[i];
-    ids[i] := found_id;
-    missing := missing OR found_id IS NULL;
-  END LOOP;
-  IF missing THEN
-    INSERT INTO ledger_accounts (environment, owner_type, owner_id, asset, bucket, normal_side, non_negative)
-    SELECT p_environment, p_owner_type[t.i], p_owner_id[t.i], p_asset[t.i], p_bucket[t.i], p_normal_side[t.i],
-      p_non_negative[t.i]
-    FROM generate_subscripts(p_owner_type, 1) AS t(i)
-    WHERE ids[t.i] IS NULL
-    ORDER BY t.i
-    ON CONFLICT (environment, owner_type, owner_id, asset, bucket) DO NOTHING;
-    FOR i IN 1..n LOOP
-      IF ids[i] IS NULL THEN
-        SELECT a.id INTO found_id FROM ledger_accounts a
-        WHERE a.environment = p_environment AND a.owner_type = p_owner_type[i] AND a.owner_id = p_owner_id[i]
-          AND a.asset = p_asset[i] AND a.bucket = p_bucket[i];
-        IF found_id IS NULL THEN RAISE EXCEPTION 'ledger: account % of the entries was not created', i; END IF;
-        ids[i] := found_id;
-      END IF;
-    END LOOP;
-  END IF;
-  FOR k IN SELECT x.i FROM generate_subscripts(ids, 1) AS x(i) ORDER BY ids[x.i] LOOP
-    SELECT a.id, a.balance, a.normal_side, a.non_negative INTO acc FROM ledger_accounts a WHERE a.id = ids[k] FOR
-      UPDATE;
-    IF acc.normal_side <> p_normal_side[k] OR acc.non_negative <> p_non_negative[k] THEN
-      RAISE EXCEPTION 'ledger: account % rules differ from its reference', acc.id;
-    END IF;
-    RETURN QUERY SELECT k, acc.id, acc.balance;
-  END LOOP;
+  RETURN QUERY SELECT * FROM mwa_lock_accounts_across(
+    array_fill(p_environment, ARRAY[coalesce(array_length(p_owner_type, 1), 0)]),
+    p_asset, p_owner_type, p_owner_id, p_bucket, p_normal_side, p_non_negative);
 END
 $function$

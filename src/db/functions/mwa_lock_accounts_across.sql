@@ -1,8 +1,9 @@
 -- mwa_lock_accounts_across
 --
--- `mwa_lock_accounts` with an environment per account: each account looked up by its whole
--- key, the missing ones created in the order given, then each locked by its id in ascending id
--- order and its rules checked against the caller's.
+-- The accounts of a posting, each with its environment (`mwa_lock_accounts` calls it with one
+-- environment for all): each account looked up by its whole key, the missing ones created in the
+-- order given, then each locked by its id in ascending id order and its rules checked against the
+-- caller's.
 --
 -- Group commit across merchants (issue 37, docs/write-model.md): a batch holds the writes of many
 -- merchants, so the statements it shares take one list of merchants and environments instead of
