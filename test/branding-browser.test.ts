@@ -8,7 +8,7 @@ import type { RunningService } from '../src/server.js';
 import { contrastRatio, sniffImage, textOn } from '../src/modules/hosted-screens/branding.js';
 import { useBrowser } from './support/browser.js';
 import { getHostedPage, pngBytes, testHostedScreenKey } from './support/hosted.js';
-import { clientFor, createKey, createMerchant, useTestService } from './support/service.js';
+import { createMerchant, useTestService, keyClient } from './support/service.js';
 import { signedInConsole, type ConsoleBrowser } from './support/console.js';
 
 /**
@@ -28,8 +28,8 @@ let owner: ConsoleBrowser;
 useTestService({ config: { hostedScreenKey: testHostedScreenKey }, merchant: false }, (s) => ({ service } = s));
 before(async () => {
   merchantA = await createMerchant(service, 'Kopi Corner Pte Ltd');
-  clientA = clientFor(service, await createKey(service, merchantA));
-  clientB = clientFor(service, await createKey(service, await createMerchant(service, 'Teh Tarik Trading Ltd')));
+  clientA = await keyClient(service, merchantA);
+  clientB = await keyClient(service, await createMerchant(service, 'Teh Tarik Trading Ltd'));
   ({ jar: owner } = await signedInConsole(service, merchantA, 'brand-owner@kopi.example', 'owner'));
 });
 

@@ -9,7 +9,7 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { useBrowser } from './support/browser.js';
 import { testHostedScreenKey } from './support/hosted.js';
-import { admin, clientFor, createKey, createMerchant, useTestService } from './support/service.js';
+import { admin, createKey, createMerchant, useTestService, keyClient } from './support/service.js';
 import { signedInConsole } from './support/console.js';
 import { TRON } from './support/fixtures.js';
 
@@ -63,7 +63,7 @@ useTestService(
 before(async () => {
   merchantId = await createMerchant(service, 'Kopi Corner Pte Ltd');
   keyId = await createKey(service, merchantId).then((k) => k.keyId);
-  client = clientFor(service, await createKey(service, merchantId));
+  client = await keyClient(service, merchantId);
   const { jar } = await signedInConsole(service, merchantId, 'layout-owner@kopi.example', 'owner');
   ownerCookies = jar.cookies;
   // An endpoint nobody listens on: its deliveries fail, so the deliveries list has attempts and a Redeliver column.

@@ -16,6 +16,7 @@ import {
   startTestService,
   useTestService,
   postgresOnly,
+  keyClient,
 } from './support/service.js';
 import { openSse } from './support/sse.js';
 
@@ -118,7 +119,7 @@ describe('GET /v1/events/stream', () => {
     assert.equal(refused.headers['retry-after'], '30');
     assert.equal(JSON.parse(refused.body).code, 'rate_limited');
     // Another key of the merchant is not counted against this one.
-    const other = clientFor(service, await createKey(service, creds.merchantId));
+    const other = await keyClient(service, creds.merchantId);
     const otherStream = await openSse(base, await other.getToken(), '/v1/events/stream');
     assert.equal(otherStream.status, 200);
     otherStream.close();

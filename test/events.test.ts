@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { pumpWebhooks, withReceiver } from './support/webhook-receiver.js';
-import { clientFor, createKey, newMerchantClient, useTestService } from './support/service.js';
+import { newMerchantClient, useTestService, keyClient } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { TRON } from './support/fixtures.js';
 
@@ -156,10 +156,10 @@ describe('GET /v1/events and /v1/events/{id}', () => {
     const mine = (await list(client)).data[0]!;
     assert.deepEqual((await list(other.client)).data, []);
     await expectCode(other.client.request({ method: 'GET', path: `/v1/events/${mine.event_id}` }), 'not_found', 404);
-    const production = clientFor(service, await createKey(service, merchantId, { environment: 'production' }));
+    const production = await keyClient(service, merchantId, { environment: 'production' });
     await expectCode(production.request({ method: 'GET', path: `/v1/events/${mine.event_id}` }), 'not_found', 404);
     for (const scopes of [['webhooks:write', 'merchant:read'], ['merchant:write']]) {
-      const narrow = clientFor(service, await createKey(service, merchantId, { scopes }));
+      const narrow = await keyClient(service, merchantId, { scopes });
       await expectCode(list(narrow), 'insufficient_scope', 403);
     }
   });

@@ -3,7 +3,15 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { admin, clientFor, createKey, newMerchantClient, useTestService, postgresOnly } from './support/service.js';
+import {
+  admin,
+  clientFor,
+  createKey,
+  newMerchantClient,
+  useTestService,
+  postgresOnly,
+  keyClient,
+} from './support/service.js';
 import {
   getHostedPage,
   jpegBytes,
@@ -912,7 +920,7 @@ describe('requirements', () => {
     assert.deepEqual(await client.kyc.requirements({ onBehalfOf: m.id }), expected);
     const raw: any = await client.request({ method: 'GET', path: '/v1/kyc/requirements' });
     assert.deepEqual([raw.next_cursor, raw.has_more], [null, false]);
-    const narrow = clientFor(service, await createKey(service, merchantId, { scopes: ['members:write'] }));
+    const narrow = await keyClient(service, merchantId, { scopes: ['members:write'] });
     await assert.rejects(narrow.kyc.requirements(), { status: 403, code: 'insufficient_scope' });
 
     const put = await admin(service, 'PUT', '/admin/v1/kyc/requirements/exchange', {

@@ -18,13 +18,7 @@ import { payNow } from './support/emv.js';
 
 describe('platform accounts per merchant', () => {
   let service: RunningService;
-  useTestService(
-    {
-      config: instantUpstreams,
-      merchant: false,
-    },
-    (s) => ({ service } = s),
-  );
+  useTestService({ config: instantUpstreams, merchant: false }, (s) => ({ service } = s));
 
   /** A member at KYC level 1 holding 1000 USDT and 100 SGD. */
   async function member(client: MerchantWalletClient) {

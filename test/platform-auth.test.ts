@@ -12,6 +12,7 @@ import {
   newMerchantClient,
   baseUrlFor,
   useTestService,
+  keyClient,
 } from './support/service.js';
 
 async function exchange(service: RunningService, env: 'sandbox' | 'production', headers: Record<string, string>) {
@@ -285,11 +286,8 @@ describe('authentication and keys', () => {
 
   it('keeps the environments apart: a sandbox member is invisible in production', async () => {
     const merchantId = await createMerchant(service);
-    const sandbox = clientFor(service, await createKey(service, merchantId));
-    const production = clientFor(
-      service,
-      await createKey(service, merchantId, { environment: 'production', scopes: ['members:write'] }),
-    );
+    const sandbox = await keyClient(service, merchantId);
+    const production = await keyClient(service, merchantId, { environment: 'production', scopes: ['members:write'] });
     await sandbox.members.create({ external_member_id: 'env-member' });
     await expectCode(production.request({ method: 'GET', path: '/v1/members/env-member' }), 'member_not_found');
     const prodMember = await production.members.create({ external_member_id: 'env-member' });

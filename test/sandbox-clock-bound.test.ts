@@ -28,6 +28,7 @@ import {
   instantUpstreams,
 } from './support/service.js';
 import { withReceiver } from './support/webhook-receiver.js';
+import { fundedMember } from './support/fixtures.js';
 
 /**
  * The longest another merchant's read (two requests) may take from when it was due while an
@@ -126,8 +127,7 @@ async function productionReader(service: RunningService) {
     assert.equal((await admin(service, 'POST', `/admin/v1/api-keys/${creds.keyId}/approve`, {})).status, 200);
   const prod = clientFor(service, creds);
   const external = `prod-${randomUUID().slice(0, 8)}`;
-  await prod.members.create({ external_member_id: external });
-  await prod.deposits.create({ member_id: external, asset: 'USDT', amount: '25', tx_hash: `0x${randomUUID()}` });
+  await fundedMember(prod, '25', 'USDT', { external });
   return async () => {
     await prod.request({ method: 'GET', path: '/v1/assets' });
     const balances = await prod.balances.list({ onBehalfOf: external });
@@ -166,8 +166,7 @@ describe('sandbox clock: an advance shares the process', () => {
           const earnOrders: string[] = [];
           const quotes: string[] = [];
           for (const [i, m] of members.entries()) {
-            const member = await client.members.create({ external_member_id: m });
-            await client.deposits.create({ member_id: m, asset: 'USDT', amount: '1000', tx_hash: `0x${randomUUID()}` });
+            const member = await fundedMember(client, '1000', 'USDT', { external: m });
             if (i % 3 === 0) {
               const w = await client.withdrawals.create(
                 { asset: 'USDT', network: 'TRON', address: 'TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW', amount: '10' },
@@ -304,8 +303,7 @@ describe('sandbox clock: an advance shares the process', () => {
       const orders: string[] = [];
       for (let i = 0; i < 2; i++) {
         const m = `left-${i}-${randomUUID().slice(0, 6)}`;
-        await client.members.create({ external_member_id: m });
-        await client.deposits.create({ member_id: m, asset: 'USDT', amount: '500', tx_hash: `0x${randomUUID()}` });
+        await fundedMember(client, '500', 'USDT', { external: m });
         orders.push((await client.earn.subscribe({ product_id: flexible.id, amount: '365' }, { onBehalfOf: m })).id);
       }
       // An advance out of time at once: the clock jumps a year and every order-day is left due.

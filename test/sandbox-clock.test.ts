@@ -4,32 +4,20 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import {
-  clientFor,
-  createKey,
-  createMerchant,
-  newMerchantClient,
-  useTestService,
-  instantUpstreams,
-} from './support/service.js';
+import { createMerchant, newMerchantClient, useTestService, instantUpstreams, keyClient } from './support/service.js';
+import { fundedMember } from './support/fixtures.js';
 import { expectCode } from './support/expect.js';
 import { payNow } from './support/emv.js';
 import { advanceClock, advanceWaitMaxMs } from '../src/modules/sandbox/clock.js';
 import type { IdempotencyContext } from '../src/platform/request-context.js';
-import { withReceiver } from './support/webhook-receiver.js';
+import { withStatusReceiver } from './support/webhook-receiver.js';
 
 const seconds = (a: string, b: string) => (Date.parse(b) - Date.parse(a)) / 1000;
 
 describe('sandbox clock', () => {
   let service: RunningService;
   // The default webhook schedule (5 s, 5 min, 30 min, ...): the clock replaces the waiting.
-  useTestService(
-    {
-      config: instantUpstreams,
-      merchant: false,
-    },
-    (s) => ({ service } = s),
-  );
+  useTestService({ config: instantUpstreams, merchant: false }, (s) => ({ service } = s));
 
   const advance = (client: MerchantWalletClient, body: unknown, idempotencyKey: string | false = randomUUID()) =>
     client.requestRaw({ method: 'POST', path: '/v1/sandbox/clock/advance', body, idempotencyKey });
@@ -103,10 +91,7 @@ describe('sandbox clock', () => {
 
   it('answers 404 not_found on production, for reading and advancing', async () => {
     const merchantId = await createMerchant(service);
-    const prod = clientFor(
-      service,
-      await createKey(service, merchantId, { environment: 'production', scopes: ['merchant:read'] }),
-    );
+    const prod = await keyClient(service, merchantId, { environment: 'production', scopes: ['merchant:read'] });
     await expectCode(prod.sandbox.clock(), 'not_found', 404);
     await expectCode(prod.sandbox.advanceClock(60), 'not_found', 404);
     const row = await service.ctx.db
@@ -119,11 +104,11 @@ describe('sandbox clock', () => {
 
   it('needs merchant:read; any key of the merchant reads the same clock', async () => {
     const merchantId = await createMerchant(service);
-    const none = clientFor(service, await createKey(service, merchantId, { scopes: ['members:write'] }));
+    const none = await keyClient(service, merchantId, { scopes: ['members:write'] });
     await expectCode(none.sandbox.clock(), 'insufficient_scope', 403);
     await expectCode(none.sandbox.advanceClock(1), 'insufficient_scope', 403);
-    const reader = clientFor(service, await createKey(service, merchantId, { scopes: ['merchant:read'] }));
-    const other = clientFor(service, await createKey(service, merchantId));
+    const reader = await keyClient(service, merchantId, { scopes: ['merchant:read'] });
+    const other = await keyClient(service, merchantId);
     const moved = await reader.sandbox.advanceClock(7200);
     assert.ok(seconds(moved.now, (await other.sandbox.clock()).now) >= 0);
     assert.ok(seconds(new Date().toISOString(), (await other.sandbox.clock()).now) > 7000);
@@ -191,102 +176,82 @@ describe('sandbox clock', () => {
   it(
     'retries a failing webhook delivery when the clock passes its next attempt, in order, ' + 'without waiting',
     async () => {
-      let status = 500;
-      await withReceiver(
-        () => status,
-        async (receiver) => {
-          const { client } = await newMerchantClient(service);
-          const other = await newMerchantClient(service);
-          await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] });
-          await client.members.create({ external_member_id: 'clock-1' });
-          await client.deposits.create({
-            member_id: 'clock-1',
-            asset: 'USDT',
-            amount: '10',
-            tx_hash: `0x${randomUUID()}`,
-          });
-          await service.workers.tick(); // fan-out: the record, due now
-          await service.workers.jobs.drain(); // first attempt: 500
-          assert.equal(receiver.received.length, 1);
-          const delivery = async () => {
-            for await (const d of client.webhooks.deliveries()) return d;
-            throw new Error('no delivery');
-          };
-          const failed = await delivery();
-          assert.equal(failed.status, 'failed');
-          assert.equal(failed.attempts, 1);
-          const wait = seconds(failed.created_at, failed.next_attempt_at);
-          // 5 s after the attempt, which itself follows the record's creation by however long a loaded machine takes.
-          assert.ok(wait >= 4 && wait <= 20, `the schedule's first retry is 5 s away (${wait})`);
+      await withStatusReceiver(500, async (receiver, answerWith) => {
+        const { client } = await newMerchantClient(service);
+        const other = await newMerchantClient(service);
+        await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] });
+        await fundedMember(client, '10', 'USDT', { external: 'clock-1' });
+        await service.workers.tick(); // fan-out: the record, due now
+        await service.workers.jobs.drain(); // first attempt: 500
+        assert.equal(receiver.received.length, 1);
+        const delivery = async () => {
+          for await (const d of client.webhooks.deliveries()) return d;
+          throw new Error('no delivery');
+        };
+        const failed = await delivery();
+        assert.equal(failed.status, 'failed');
+        assert.equal(failed.attempts, 1);
+        const wait = seconds(failed.created_at, failed.next_attempt_at);
+        // 5 s after the attempt, which itself follows the record's creation by however long a loaded machine takes.
+        assert.ok(wait >= 4 && wait <= 20, `the schedule's first retry is 5 s away (${wait})`);
 
-          // Another merchant's clock does nothing to it, and neither does the queue before its time.
-          await other.client.sandbox.advanceClock(3600);
-          await service.workers.jobs.drain();
-          assert.equal(receiver.received.length, 1);
+        // Another merchant's clock does nothing to it, and neither does the queue before its time.
+        await other.client.sandbox.advanceClock(3600);
+        await service.workers.jobs.drain();
+        assert.equal(receiver.received.length, 1);
 
-          // 5 s later the retry fails again (the next is 5 min away); both steps of one advance run in order.
-          await client.sandbox.advanceClock(4);
-          assert.equal(receiver.received.length, 1, 'not yet');
-          await client.sandbox.advanceClock(2);
-          assert.equal(receiver.received.length, 2, 'the retry ran before the advance answered');
-          const second = await delivery();
-          assert.equal(second.status, 'failed');
-          assert.equal(second.attempts, 2);
-          const gap = seconds((await client.sandbox.clock()).now, second.next_attempt_at);
-          assert.ok(gap > 290 && gap <= 300, `the next is 5 min of the merchant's time away (${gap})`);
+        // 5 s later the retry fails again (the next is 5 min away); both steps of one advance run in order.
+        await client.sandbox.advanceClock(4);
+        assert.equal(receiver.received.length, 1, 'not yet');
+        await client.sandbox.advanceClock(2);
+        assert.equal(receiver.received.length, 2, 'the retry ran before the advance answered');
+        const second = await delivery();
+        assert.equal(second.status, 'failed');
+        assert.equal(second.attempts, 2);
+        const gap = seconds((await client.sandbox.clock()).now, second.next_attempt_at);
+        assert.ok(gap > 290 && gap <= 300, `the next is 5 min of the merchant's time away (${gap})`);
 
-          // One advance of 40 min passes two retries (at +5 min and +35 min): both run, in order.
-          await client.sandbox.advanceClock(40 * 60);
-          assert.equal(receiver.received.length, 4);
-          assert.equal((await delivery()).attempts, 4);
+        // One advance of 40 min passes two retries (at +5 min and +35 min): both run, in order.
+        await client.sandbox.advanceClock(40 * 60);
+        assert.equal(receiver.received.length, 4);
+        assert.equal((await delivery()).attempts, 4);
 
-          // The receiver recovers; the next retry (2 h later) succeeds when the clock gets there.
-          status = 200;
-          await client.sandbox.advanceClock(7200);
-          assert.equal(receiver.received.length, 5);
-          const sent = await delivery();
-          assert.equal(sent.status, 'sent');
-          assert.equal(sent.attempts, 5);
-          assert.equal(sent.next_attempt_at, '');
-          // The queue's job for the record finds it sent: nothing more is posted.
-          await service.workers.jobs.drain();
-          await client.sandbox.advanceClock(86_400);
-          await service.workers.jobs.drain();
-          assert.equal(receiver.received.length, 5);
-          assert.equal(new Set(receiver.received.map((r) => r.body)).size, 1, 'the same event each time');
-        },
-      );
+        // The receiver recovers; the next retry (2 h later) succeeds when the clock gets there.
+        answerWith(200);
+        await client.sandbox.advanceClock(7200);
+        assert.equal(receiver.received.length, 5);
+        const sent = await delivery();
+        assert.equal(sent.status, 'sent');
+        assert.equal(sent.attempts, 5);
+        assert.equal(sent.next_attempt_at, '');
+        // The queue's job for the record finds it sent: nothing more is posted.
+        await service.workers.jobs.drain();
+        await client.sandbox.advanceClock(86_400);
+        await service.workers.jobs.drain();
+        assert.equal(receiver.received.length, 5);
+        assert.equal(new Set(receiver.received.map((r) => r.body)).size, 1, 'the same event each time');
+      });
     },
   );
 
   it("lets the queue pick a sandbox delivery when the merchant's time reaches it", async () => {
-    let status = 500;
-    await withReceiver(
-      () => status,
-      async (receiver) => {
-        const { client, merchantId } = await newMerchantClient(service);
-        await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] });
-        await client.members.create({ external_member_id: 'clock-2' });
-        await client.deposits.create({
-          member_id: 'clock-2',
-          asset: 'USDT',
-          amount: '10',
-          tx_hash: `0x${randomUUID()}`,
-        });
-        await service.workers.tick();
-        await service.workers.jobs.drain();
-        assert.equal(receiver.received.length, 1);
-        status = 200;
-        // Moved underneath the processes (as another process's advance would): the job's time is the merchant's.
-        await service.ctx.db
-          .insertInto('sandbox_clocks')
-          .values({ merchant_id: merchantId, offset_ms: '6000' })
-          .onConflict((oc) => oc.column('merchant_id').doUpdateSet({ offset_ms: '6000' }))
-          .execute();
-        await service.workers.jobs.drain();
-        assert.equal(receiver.received.length, 2, "the job ran on the merchant's time");
-      },
-    );
+    await withStatusReceiver(500, async (receiver, answerWith) => {
+      const { client, merchantId } = await newMerchantClient(service);
+      await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] });
+      await fundedMember(client, '10', 'USDT', { external: 'clock-2' });
+      await service.workers.tick();
+      await service.workers.jobs.drain();
+      assert.equal(receiver.received.length, 1);
+      answerWith(200);
+      // Moved underneath the processes (as another process's advance would): the job's time is the merchant's.
+      await service.ctx.db
+        .insertInto('sandbox_clocks')
+        .values({ merchant_id: merchantId, offset_ms: '6000' })
+        .onConflict((oc) => oc.column('merchant_id').doUpdateSet({ offset_ms: '6000' }))
+        .execute();
+      await service.workers.jobs.drain();
+      assert.equal(receiver.received.length, 2, "the job ran on the merchant's time");
+    });
   });
 
   it('dates what a merchant sees on its own clock: members, deposits, withdrawals, QR orders', async () => {
@@ -335,13 +300,7 @@ describe('sandbox clock', () => {
   it("ends an upstream preset after 3600 s of the merchant's clock", async () => {
     const { client } = await newMerchantClient(service);
     const external = `clk-${randomUUID().slice(0, 8)}`;
-    await client.members.create({ external_member_id: external });
-    await client.deposits.create({
-      member_id: external,
-      asset: 'SGD',
-      amount: '100.00',
-      tx_hash: `bank-${randomUUID()}`,
-    });
+    await fundedMember(client, '100.00', 'SGD', { external, txHashPrefix: 'bank-' });
     const pay = async () =>
       (
         await client.request<any>({

@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { createKey, clientFor, createMerchant, newMerchantClient, useTestService } from './support/service.js';
+import { createMerchant, newMerchantClient, useTestService, keyClient } from './support/service.js';
+import { fundedMember } from './support/fixtures.js';
 
 describe('sandbox tools', () => {
   let service: RunningService;
@@ -106,19 +107,16 @@ describe('sandbox tools', () => {
 
   it('needs merchant:read', async () => {
     const merchantId = await createMerchant(service);
-    const client = clientFor(service, await createKey(service, merchantId, { scopes: ['members:write'] }));
+    const client = await keyClient(service, merchantId, { scopes: ['members:write'] });
     assert.equal((await preset(client, { upstream: 'qrpay', behavior: 'reject' })).body.code, 'insufficient_scope');
     assert.equal((await reset(client)).body.code, 'insufficient_scope');
-    const reader = clientFor(service, await createKey(service, merchantId, { scopes: ['merchant:read'] }));
+    const reader = await keyClient(service, merchantId, { scopes: ['merchant:read'] });
     assert.equal((await preset(reader, { upstream: 'qrpay', behavior: 'reject' })).status, 200);
   });
 
   it('answers 404 not_found on production', async () => {
     const merchantId = await createMerchant(service);
-    const prod = clientFor(
-      service,
-      await createKey(service, merchantId, { environment: 'production', scopes: ['merchant:read'] }),
-    );
+    const prod = await keyClient(service, merchantId, { environment: 'production', scopes: ['merchant:read'] });
     for (const res of [await preset(prod, { upstream: 'qrpay', behavior: 'reject' }), await reset(prod)]) {
       assert.equal(res.status, 404);
       assert.equal(res.body.code, 'not_found');
@@ -132,18 +130,9 @@ describe('sandbox tools', () => {
     async () => {
       const a = await newMerchantClient(service);
       const b = await newMerchantClient(service);
-      const prodA = clientFor(
-        service,
-        await createKey(service, a.merchantId, { environment: 'production', scopes: ['merchant:read'] }),
-      );
+      const prodA = await keyClient(service, a.merchantId, { environment: 'production', scopes: ['merchant:read'] });
       for (const { client } of [a, b]) {
-        await client.members.create({ external_member_id: 'resetter' });
-        await client.deposits.create({
-          member_id: 'resetter',
-          asset: 'USDT',
-          amount: '5',
-          tx_hash: `0x${randomUUID()}`,
-        });
+        await fundedMember(client, '5', 'USDT', { external: 'resetter' });
         await client.merchant.balances();
         await preset(client, { upstream: 'qrpay', behavior: 'reject' });
         await preset(client, { upstream: 'chain', behavior: 'timeout' });

@@ -10,6 +10,7 @@ import { loggerOptions } from '../src/platform/request-log.js';
 import { shutdownTelemetry, startTelemetry, tracing, tracingConfigured } from '../src/platform/telemetry.js';
 import { pumpWebhooks, startReceiver } from './support/webhook-receiver.js';
 import { baseUrlFor, newMerchantClient, startTestService } from './support/service.js';
+import { fundedMember } from './support/fixtures.js';
 import { openSse } from './support/sse.js';
 
 /**
@@ -148,8 +149,7 @@ describe('telemetry', () => {
       merchantId = setup.merchantId;
       const { client } = setup;
       await client.webhooks.createEndpoint({ url: hooks.url(), event_types: ['*'] });
-      await client.members.create({ external_member_id: 'traced' });
-      await client.deposits.create({ member_id: 'traced', asset: 'USDT', amount: '10', tx_hash: `0x${randomUUID()}` });
+      await fundedMember(client, '10', 'USDT', { external: 'traced' });
       await client.merchant.requestDepositAddress({ asset: 'USDT', network: 'TRON' });
       await pumpWebhooks(service, () => hooks.received.length >= 1);
       // An event stream held for a few of the feed's polls (every 500 ms) and a lease renewal's turn.

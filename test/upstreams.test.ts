@@ -21,7 +21,7 @@ import { SimulatedRemittance, nextBusinessDay } from '../src/upstreams/remittanc
 import type { SimulatedProvider } from '../src/upstreams/simulated-provider.js';
 import { loadConfig } from '../src/platform/config.js';
 import { addSandboxOffset } from '../src/platform/queries/clock.js';
-import { admin, createKey, clientFor, createMerchant, newMerchantClient, useTestService } from './support/service.js';
+import { admin, createMerchant, newMerchantClient, useTestService, keyClient } from './support/service.js';
 import { expectCode } from './support/expect.js';
 
 /**
@@ -531,7 +531,7 @@ describe('POST /v1/merchant/deposit-address', () => {
 
   it('is a merchant-principal call needing merchant:write; listing needs merchant:read', async () => {
     const merchantId = await createMerchant(service);
-    const reader = clientFor(service, await createKey(service, merchantId, { scopes: ['merchant:read'] }));
+    const reader = await keyClient(service, merchantId, { scopes: ['merchant:read'] });
     assert.equal((await ask(reader, { asset: 'USDT', network: 'TRON' })).body.code, 'insufficient_scope');
     assert.deepEqual(
       ((await reader.request({ method: 'GET', path: '/v1/merchant/deposit-addresses' })) as any).data,

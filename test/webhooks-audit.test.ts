@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import { createHmac, randomUUID } from 'node:crypto';
 import type { MerchantWalletClient, WebhookDelivery } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { admin, clientFor, createKey, newMerchantClient, useTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService, keyClient } from './support/service.js';
+import { fundedMember } from './support/fixtures.js';
 import { MerchantWalletError } from '@merchant-wallet/sdk';
-import { pumpWebhooks, withReceiver, type Answer } from './support/webhook-receiver.js';
+import { pumpWebhooks, withReceiver, withStatusReceiver, type Answer } from './support/webhook-receiver.js';
 
 /*
  * Conformance of webhook requests and of what each kind of answer does, through a real receiver:
@@ -41,8 +42,7 @@ describe('webhooks: conformance of requests and answers', () => {
       secret: string;
     };
     const external = `m-${randomUUID().slice(0, 8)}`;
-    await client.members.create({ external_member_id: external });
-    await client.deposits.create({ member_id: external, asset: 'USDT', amount: '5', tx_hash: `0x${randomUUID()}` });
+    await fundedMember(client, '5', 'USDT', { external });
     return { client, endpoint, merchantId };
   }
 
@@ -182,53 +182,49 @@ describe('webhooks: conformance of requests and answers', () => {
     'a retry carries the same webhook-id, its own webhook-timestamp and a signature over that; redeliver takes ' +
       'merchant:read and answers {id, queued: true}',
     async () => {
-      let answer = 503;
-      await withReceiver(
-        () => answer,
-        async (receiver) => {
-          const { client, endpoint, merchantId } = await oneEvent(receiver.url());
-          await pumpWebhooks(service, () => receiver.received.length >= 1);
-          await client.sandbox.advanceClock(retryMs / 1000 + 1);
-          await pumpWebhooks(service, () => receiver.received.length >= 2);
-          const verify = (r: (typeof receiver.received)[number]) => {
-            const key = Buffer.from(endpoint.secret.slice('whsec_'.length), 'base64');
-            const id = String(r.headers['webhook-id']);
-            const ts = String(r.headers['webhook-timestamp']);
-            assert.equal(
-              r.headers['webhook-signature'],
-              `v1,${createHmac('sha256', key).update(`${id}.${ts}.${r.body}`).digest('base64')}`,
-            );
-          };
-          const [first, second] = receiver.received;
-          assert.equal(second!.headers['webhook-id'], first!.headers['webhook-id'], 'the event id, for deduplication');
-          assert.equal(second!.body, first!.body, 'the same body');
-          verify(first!);
-          verify(second!);
-          // The third and last attempt fails too: dead. A key with merchant:read alone redelivers it.
-          await client.sandbox.advanceClock(retryMs / 1000 + 1);
-          await pumpWebhooks(service, async () => (await deliveries(client))[0]?.status === 'dead');
-          const [dead] = await deliveries(client);
-          assert.equal(dead!.attempts, 3);
-          const noRead = clientFor(service, await createKey(service, merchantId, { scopes: ['webhooks:write'] }));
-          assert.equal((await noRead.webhooks.listEndpoints()).length, 1, 'webhooks:write includes webhooks:read');
-          await assert.rejects(
-            noRead.webhooks.redeliver(dead!.id),
-            (e: unknown) => e instanceof MerchantWalletError && e.code === 'insufficient_scope' && e.status === 403,
-          );
-          const logReader = clientFor(service, await createKey(service, merchantId, { scopes: ['merchant:read'] }));
-          answer = 200;
-          assert.deepEqual(await logReader.webhooks.redeliver(dead!.id.slice('whd_'.length)), {
-            id: dead!.id,
-            queued: true,
-          });
-          await pumpWebhooks(service, async () => (await deliveries(client))[0]?.status === 'sent');
-          verify(receiver.received[receiver.received.length - 1]!);
+      await withStatusReceiver(503, async (receiver, answerWith) => {
+        const { client, endpoint, merchantId } = await oneEvent(receiver.url());
+        await pumpWebhooks(service, () => receiver.received.length >= 1);
+        await client.sandbox.advanceClock(retryMs / 1000 + 1);
+        await pumpWebhooks(service, () => receiver.received.length >= 2);
+        const verify = (r: (typeof receiver.received)[number]) => {
+          const key = Buffer.from(endpoint.secret.slice('whsec_'.length), 'base64');
+          const id = String(r.headers['webhook-id']);
+          const ts = String(r.headers['webhook-timestamp']);
           assert.equal(
-            receiver.received[receiver.received.length - 1]!.headers['webhook-id'],
-            first!.headers['webhook-id'],
+            r.headers['webhook-signature'],
+            `v1,${createHmac('sha256', key).update(`${id}.${ts}.${r.body}`).digest('base64')}`,
           );
-        },
-      );
+        };
+        const [first, second] = receiver.received;
+        assert.equal(second!.headers['webhook-id'], first!.headers['webhook-id'], 'the event id, for deduplication');
+        assert.equal(second!.body, first!.body, 'the same body');
+        verify(first!);
+        verify(second!);
+        // The third and last attempt fails too: dead. A key with merchant:read alone redelivers it.
+        await client.sandbox.advanceClock(retryMs / 1000 + 1);
+        await pumpWebhooks(service, async () => (await deliveries(client))[0]?.status === 'dead');
+        const [dead] = await deliveries(client);
+        assert.equal(dead!.attempts, 3);
+        const noRead = await keyClient(service, merchantId, { scopes: ['webhooks:write'] });
+        assert.equal((await noRead.webhooks.listEndpoints()).length, 1, 'webhooks:write includes webhooks:read');
+        await assert.rejects(
+          noRead.webhooks.redeliver(dead!.id),
+          (e: unknown) => e instanceof MerchantWalletError && e.code === 'insufficient_scope' && e.status === 403,
+        );
+        const logReader = await keyClient(service, merchantId, { scopes: ['merchant:read'] });
+        answerWith(200);
+        assert.deepEqual(await logReader.webhooks.redeliver(dead!.id.slice('whd_'.length)), {
+          id: dead!.id,
+          queued: true,
+        });
+        await pumpWebhooks(service, async () => (await deliveries(client))[0]?.status === 'sent');
+        verify(receiver.received[receiver.received.length - 1]!);
+        assert.equal(
+          receiver.received[receiver.received.length - 1]!.headers['webhook-id'],
+          first!.headers['webhook-id'],
+        );
+      });
     },
   );
 });

@@ -22,8 +22,17 @@ import {
   webhookBodyFields,
   webhookDataFields,
   type Receiver,
+  withStatusReceiver,
 } from './support/webhook-receiver.js';
-import { admin, clientFor, createKey, createMerchant, newMerchantClient, useTestService } from './support/service.js';
+import {
+  admin,
+  clientFor,
+  createKey,
+  createMerchant,
+  newMerchantClient,
+  useTestService,
+  keyClient,
+} from './support/service.js';
 import type {
   CreatedWebhookEndpoint,
   DeletedWebhookEndpoint,
@@ -43,7 +52,7 @@ import type {
 } from '../src/modules/webhooks/schemas.js';
 import type { DepositAddress } from '../src/modules/merchant-deposit-address/routes.js';
 import type { Withdrawal as WithdrawalSchema } from '../src/modules/withdrawals/routes.js';
-import { all, TRON } from './support/fixtures.js';
+import { all, TRON, fundedMember } from './support/fixtures.js';
 import { expectCode } from './support/expect.js';
 
 /*
@@ -105,8 +114,7 @@ describe('webhooks', () => {
   async function cutDelivery(receiver: Receiver, member: string, leaseUntil: RawBuilder<Date>) {
     const { client } = await newMerchantClient(service);
     const endpoint = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] })) as any;
-    await client.members.create({ external_member_id: member });
-    await deposit(client, member);
+    await fundedMember(client, '10', 'USDT', { external: member });
     await service.workers.tick();
     const [d] = await deliveries(client);
     await service.ctx.db
@@ -335,87 +343,82 @@ describe('webhooks', () => {
   );
 
   it('moves a failing delivery through failed to dead, redelivers it, and refuses sent and pending', async () => {
-    let status = 500;
-    await withReceiver(
-      () => status,
-      async (receiver) => {
-        const { client } = await newMerchantClient(service);
-        await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] });
-        await client.members.create({ external_member_id: 'fail-1' });
-        await deposit(client, 'fail-1');
-        await service.workers.tick();
-        const [pending] = await deliveries(client);
-        assert.equal(pending!.status, 'pending');
-        assert.equal(pending!.attempts, 0);
-        assert.notEqual(pending!.next_attempt_at, '');
-        await expectCode(client.webhooks.redeliver(pending!.id), 'state_invalid', 400);
+    await withStatusReceiver(500, async (receiver, answerWith) => {
+      const { client } = await newMerchantClient(service);
+      await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['deposit.credited'] });
+      await fundedMember(client, '10', 'USDT', { external: 'fail-1' });
+      await service.workers.tick();
+      const [pending] = await deliveries(client);
+      assert.equal(pending!.status, 'pending');
+      assert.equal(pending!.attempts, 0);
+      assert.notEqual(pending!.next_attempt_at, '');
+      await expectCode(client.webhooks.redeliver(pending!.id), 'state_invalid', 400);
 
-        await service.workers.jobs.drain();
-        const [failed] = await deliveries(client);
-        assert.equal(failed!.status, 'failed');
-        assert.equal(failed!.attempts, 1);
-        assert.equal(failed!.last_http_status, 500);
-        assert.ok(Date.parse(failed!.next_attempt_at) > Date.parse(failed!.created_at));
-        assert.equal((await deliveries(client, 'failed')).length, 1);
-        const inspected = await admin(service, 'GET', `/admin/v1/webhooks/deliveries/${failed!.id}`);
-        assert.equal(inspected.status, 200);
-        assert.equal(inspected.body.last_error, 'HTTP 500');
-        assert.equal(inspected.body.endpoint.status, 'enabled');
-        assert.equal(inspected.body.endpoint.secret, undefined);
-        assert.deepEqual(
-          inspected.body.attempt_log.map((a: any) => [a.attempt, a.outcome, a.http_status]),
-          [[1, 'failed', 500]],
-        );
-        assert.equal((await admin(service, 'GET', `/admin/v1/webhooks/deliveries/whd_${randomUUID()}`)).status, 404);
+      await service.workers.jobs.drain();
+      const [failed] = await deliveries(client);
+      assert.equal(failed!.status, 'failed');
+      assert.equal(failed!.attempts, 1);
+      assert.equal(failed!.last_http_status, 500);
+      assert.ok(Date.parse(failed!.next_attempt_at) > Date.parse(failed!.created_at));
+      assert.equal((await deliveries(client, 'failed')).length, 1);
+      const inspected = await admin(service, 'GET', `/admin/v1/webhooks/deliveries/${failed!.id}`);
+      assert.equal(inspected.status, 200);
+      assert.equal(inspected.body.last_error, 'HTTP 500');
+      assert.equal(inspected.body.endpoint.status, 'enabled');
+      assert.equal(inspected.body.endpoint.secret, undefined);
+      assert.deepEqual(
+        inspected.body.attempt_log.map((a: any) => [a.attempt, a.outcome, a.http_status]),
+        [[1, 'failed', 500]],
+      );
+      assert.equal((await admin(service, 'GET', `/admin/v1/webhooks/deliveries/whd_${randomUUID()}`)).status, 404);
 
-        // The first retry is a minute away on the merchant's clock: not before.
-        await client.sandbox.advanceClock(retryMs / 1000 - 5);
-        await service.workers.jobs.drain();
-        assert.equal((await deliveries(client))[0]!.attempts, 1, 'not yet due');
-        assert.equal(receiver.received.length, 1);
-        // The sandbox clock passes the three retries (no waiting): they have run when the advance answers.
-        await client.sandbox.advanceClock((3 * retryMs) / 1000);
-        const [dead] = await deliveries(client);
-        assert.equal(dead!.status, 'dead');
-        assert.equal(dead!.attempts, 4, 'schedule of three delays: four attempts, then dead');
-        const log = await admin(service, 'GET', `/admin/v1/webhooks/deliveries/${dead!.id}`);
-        assert.deepEqual(log.body.attempt_log.map((a: any) => [a.attempt, a.outcome, a.http_status]).sort(), [
-          [1, 'failed', 500],
-          [2, 'failed', 500],
-          [3, 'failed', 500],
-          [4, 'failed', 500],
-        ]);
-        assert.equal(dead!.next_attempt_at, '');
-        assert.equal(receiver.received.length, 4);
+      // The first retry is a minute away on the merchant's clock: not before.
+      await client.sandbox.advanceClock(retryMs / 1000 - 5);
+      await service.workers.jobs.drain();
+      assert.equal((await deliveries(client))[0]!.attempts, 1, 'not yet due');
+      assert.equal(receiver.received.length, 1);
+      // The sandbox clock passes the three retries (no waiting): they have run when the advance answers.
+      await client.sandbox.advanceClock((3 * retryMs) / 1000);
+      const [dead] = await deliveries(client);
+      assert.equal(dead!.status, 'dead');
+      assert.equal(dead!.attempts, 4, 'schedule of three delays: four attempts, then dead');
+      const log = await admin(service, 'GET', `/admin/v1/webhooks/deliveries/${dead!.id}`);
+      assert.deepEqual(log.body.attempt_log.map((a: any) => [a.attempt, a.outcome, a.http_status]).sort(), [
+        [1, 'failed', 500],
+        [2, 'failed', 500],
+        [3, 'failed', 500],
+        [4, 'failed', 500],
+      ]);
+      assert.equal(dead!.next_attempt_at, '');
+      assert.equal(receiver.received.length, 4);
 
-        status = 200;
-        const key = randomUUID();
-        const queued = await client.webhooks.redeliver(dead!.id.replace(/^whd_/, ''), { idempotencyKey: key });
-        assert.deepEqual(queued, { id: dead!.id, queued: true });
-        const replay = await client.requestRaw({
-          method: 'POST',
-          path: `/v1/webhooks/deliveries/${dead!.id.replace(/^whd_/, '')}/redeliver`,
-          idempotencyKey: key,
-        });
-        assert.equal(replay.headers['x-idempotent-replay'], 'true');
-        await pump(async () => (await deliveries(client))[0]!.status === 'sent');
-        const [sent] = await deliveries(client);
-        assert.equal(sent!.attempts, 5);
-        assert.equal(sent!.last_http_status, 200);
-        assert.equal(receiver.received.length, 5);
-        await expectCode(client.webhooks.redeliver(sent!.id), 'state_invalid', 400);
+      answerWith(200);
+      const key = randomUUID();
+      const queued = await client.webhooks.redeliver(dead!.id.replace(/^whd_/, ''), { idempotencyKey: key });
+      assert.deepEqual(queued, { id: dead!.id, queued: true });
+      const replay = await client.requestRaw({
+        method: 'POST',
+        path: `/v1/webhooks/deliveries/${dead!.id.replace(/^whd_/, '')}/redeliver`,
+        idempotencyKey: key,
+      });
+      assert.equal(replay.headers['x-idempotent-replay'], 'true');
+      await pump(async () => (await deliveries(client))[0]!.status === 'sent');
+      const [sent] = await deliveries(client);
+      assert.equal(sent!.attempts, 5);
+      assert.equal(sent!.last_http_status, 200);
+      assert.equal(receiver.received.length, 5);
+      await expectCode(client.webhooks.redeliver(sent!.id), 'state_invalid', 400);
 
-        const other = await newMerchantClient(service);
-        await expectCode(other.client.webhooks.redeliver(sent!.id), 'not_found', 404);
-        await expectCode(client.webhooks.redeliver(`whd_${randomUUID()}`), 'not_found', 404);
-        const noKey = await client.requestRaw({
-          method: 'POST',
-          path: `/v1/webhooks/deliveries/${sent!.id}/redeliver`,
-          idempotencyKey: false,
-        });
-        assert.equal(noKey.body.code, 'idempotency_key_required');
-      },
-    );
+      const other = await newMerchantClient(service);
+      await expectCode(other.client.webhooks.redeliver(sent!.id), 'not_found', 404);
+      await expectCode(client.webhooks.redeliver(`whd_${randomUUID()}`), 'not_found', 404);
+      const noKey = await client.requestRaw({
+        method: 'POST',
+        path: `/v1/webhooks/deliveries/${sent!.id}/redeliver`,
+        idempotencyKey: false,
+      });
+      assert.equal(noKey.body.code, 'idempotency_key_required');
+    });
   });
 
   it(
@@ -423,8 +426,7 @@ describe('webhooks', () => {
     async () => {
       await withReceiver(async (receiver) => {
         const { client } = await newMerchantClient(service);
-        await client.members.create({ external_member_id: 'nosub' });
-        await deposit(client, 'nosub');
+        await fundedMember(client, '10', 'USDT', { external: 'nosub' });
         await pump(async () => (await deliveries(client)).length === 1);
         const [nosub] = await deliveries(client);
         assert.deepEqual(
@@ -554,8 +556,7 @@ describe('webhooks', () => {
 
         // An event with no endpoint at its time is no_subscriber, even if one is created before the fan-out.
         const { client: other } = await newMerchantClient(service);
-        await other.members.create({ external_member_id: 'first' });
-        await deposit(other, 'first');
+        await fundedMember(other, '10', 'USDT', { external: 'first' });
         await other.webhooks.createEndpoint({ url: receiver.url('/other'), event_types: ['*'] });
         await pump(async () => (await deliveries(other)).length === 1);
         assert.equal((await deliveries(other))[0]!.status, 'no_subscriber');
@@ -615,59 +616,54 @@ describe('webhooks', () => {
     'a failing record of an event type the endpoint no longer subscribes to (event_types narrowed) goes dead ' +
       'at its next retry without a request',
     async () => {
-      let status = 500;
-      await withReceiver(
-        () => status,
-        async (receiver) => {
-          const { client } = await newMerchantClient(service);
-          const ep = (await client.webhooks.createEndpoint({
-            url: receiver.url(),
-            event_types: ['deposit.credited', 'withdrawal.locked'],
-          })) as any;
-          await client.members.create({ external_member_id: 'narrowed' });
-          await deposit(client, 'narrowed');
-          await service.workers.tick();
-          await service.workers.jobs.drain();
-          assert.equal((await deliveries(client))[0]!.status, 'failed');
-          assert.equal(receiver.received.length, 1);
-          await client.request({
-            method: 'PATCH',
-            path: `/v1/webhooks/endpoints/${ep.id}`,
-            body: { event_types: ['withdrawal.locked'] },
-          });
-          await client.sandbox.advanceClock(retryMs / 1000);
-          const [dead] = await deliveries(client);
-          assert.equal(dead!.status, 'dead');
-          assert.equal(dead!.attempts, 1, 'no attempt after the narrowing');
-          assert.equal(receiver.received.length, 1, 'the receiver got nothing more');
-          assert.equal(
-            (await admin(service, 'GET', `/admin/v1/webhooks/deliveries/${dead!.id}`)).body.last_error,
-            'endpoint no longer subscribes to the event type',
-          );
-          // While narrowed, neither redeliver nor requeue takes it (it would only go dead again unsent).
-          const refused = (await expectCode(
-            client.webhooks.redeliver(dead!.id),
-            'state_invalid',
-            400,
-          )) as MerchantWalletError;
-          assert.match(refused.message, /no longer subscribes to deposit\.credited/);
-          assert.deepEqual(await client.webhooks.requeueDeliveries({ since: new Date(0) }), {
-            queued: 0,
-            has_more: false,
-          });
-          assert.equal((await deliveries(client))[0]!.status, 'dead');
-          // Widened again: the record can be redelivered and is sent.
-          status = 200;
-          await client.request({
-            method: 'PATCH',
-            path: `/v1/webhooks/endpoints/${ep.id}`,
-            body: { event_types: ['*'] },
-          });
-          assert.deepEqual(await client.webhooks.redeliver(dead!.id), { id: dead!.id, queued: true });
-          await pump(async () => (await deliveries(client))[0]?.status === 'sent');
-          assert.equal(receiver.received.length, 2);
-        },
-      );
+      await withStatusReceiver(500, async (receiver, answerWith) => {
+        const { client } = await newMerchantClient(service);
+        const ep = (await client.webhooks.createEndpoint({
+          url: receiver.url(),
+          event_types: ['deposit.credited', 'withdrawal.locked'],
+        })) as any;
+        await fundedMember(client, '10', 'USDT', { external: 'narrowed' });
+        await service.workers.tick();
+        await service.workers.jobs.drain();
+        assert.equal((await deliveries(client))[0]!.status, 'failed');
+        assert.equal(receiver.received.length, 1);
+        await client.request({
+          method: 'PATCH',
+          path: `/v1/webhooks/endpoints/${ep.id}`,
+          body: { event_types: ['withdrawal.locked'] },
+        });
+        await client.sandbox.advanceClock(retryMs / 1000);
+        const [dead] = await deliveries(client);
+        assert.equal(dead!.status, 'dead');
+        assert.equal(dead!.attempts, 1, 'no attempt after the narrowing');
+        assert.equal(receiver.received.length, 1, 'the receiver got nothing more');
+        assert.equal(
+          (await admin(service, 'GET', `/admin/v1/webhooks/deliveries/${dead!.id}`)).body.last_error,
+          'endpoint no longer subscribes to the event type',
+        );
+        // While narrowed, neither redeliver nor requeue takes it (it would only go dead again unsent).
+        const refused = (await expectCode(
+          client.webhooks.redeliver(dead!.id),
+          'state_invalid',
+          400,
+        )) as MerchantWalletError;
+        assert.match(refused.message, /no longer subscribes to deposit\.credited/);
+        assert.deepEqual(await client.webhooks.requeueDeliveries({ since: new Date(0) }), {
+          queued: 0,
+          has_more: false,
+        });
+        assert.equal((await deliveries(client))[0]!.status, 'dead');
+        // Widened again: the record can be redelivered and is sent.
+        answerWith(200);
+        await client.request({
+          method: 'PATCH',
+          path: `/v1/webhooks/endpoints/${ep.id}`,
+          body: { event_types: ['*'] },
+        });
+        assert.deepEqual(await client.webhooks.redeliver(dead!.id), { id: dead!.id, queued: true });
+        await pump(async () => (await deliveries(client))[0]?.status === 'sent');
+        assert.equal(receiver.received.length, 2);
+      });
     },
   );
 
@@ -675,111 +671,106 @@ describe('webhooks', () => {
     'disables an endpoint that answers 410 Gone, with an operator alert; a disabled endpoint gets no request; ' +
       're-enable and requeue',
     async () => {
-      let status = 410;
-      await withReceiver(
-        () => status,
-        async (receiver) => {
-          const since = new Date().toISOString();
-          const { client, merchantId } = await newMerchantClient(service);
-          const ep = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] })) as any;
-          await client.members.create({ external_member_id: 'gone' });
-          await deposit(client, 'gone');
-          await pump(async () => (await deliveries(client))[0]?.status === 'dead');
-          const [gone] = await deliveries(client);
-          assert.equal(gone!.last_http_status, 410);
-          assert.equal(gone!.attempts, 1, '410 is final at once');
-          const [endpoint] = await client.webhooks.listEndpoints();
-          assert.equal(endpoint!.status, 'disabled');
-          assert.equal(endpoint!.disabled_reason, 'gone');
-          const alerts = await service.ctx.db
-            .selectFrom('operator_alerts')
-            .selectAll()
-            .where('merchant_id', '=', merchantId)
-            .execute();
-          assert.deepEqual(
-            alerts.map((a) => [a.kind, a.object_id]),
-            [['webhook.endpoint_disabled', ep.id]],
-          );
-          // Redelivering a record of a disabled endpoint is refused (it would go straight back to dead with no
-          // attempt).
-          const refused = await expectCode(client.webhooks.redeliver(gone!.id), 'state_invalid', 400);
-          assert.match(
-            (refused as MerchantWalletError).body.message as string,
-            /endpoint of this delivery is disabled \(gone\)/,
-          );
-          assert.equal((await deliveries(client))[0]!.status, 'dead', 'the refused record is unchanged');
+      await withStatusReceiver(410, async (receiver, answerWith) => {
+        const since = new Date().toISOString();
+        const { client, merchantId } = await newMerchantClient(service);
+        const ep = (await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] })) as any;
+        await fundedMember(client, '10', 'USDT', { external: 'gone' });
+        await pump(async () => (await deliveries(client))[0]?.status === 'dead');
+        const [gone] = await deliveries(client);
+        assert.equal(gone!.last_http_status, 410);
+        assert.equal(gone!.attempts, 1, '410 is final at once');
+        const [endpoint] = await client.webhooks.listEndpoints();
+        assert.equal(endpoint!.status, 'disabled');
+        assert.equal(endpoint!.disabled_reason, 'gone');
+        const alerts = await service.ctx.db
+          .selectFrom('operator_alerts')
+          .selectAll()
+          .where('merchant_id', '=', merchantId)
+          .execute();
+        assert.deepEqual(
+          alerts.map((a) => [a.kind, a.object_id]),
+          [['webhook.endpoint_disabled', ep.id]],
+        );
+        // Redelivering a record of a disabled endpoint is refused (it would go straight back to dead with no
+        // attempt).
+        const refused = await expectCode(client.webhooks.redeliver(gone!.id), 'state_invalid', 400);
+        assert.match(
+          (refused as MerchantWalletError).body.message as string,
+          /endpoint of this delivery is disabled \(gone\)/,
+        );
+        assert.equal((await deliveries(client))[0]!.status, 'dead', 'the refused record is unchanged');
 
-          // New events find no enabled endpoint.
-          await deposit(client, 'gone');
-          await pump(async () => (await deliveries(client)).length === 2);
-          assert.equal((await deliveries(client))[0]!.status, 'no_subscriber');
+        // New events find no enabled endpoint.
+        await deposit(client, 'gone');
+        await pump(async () => (await deliveries(client)).length === 2);
+        assert.equal((await deliveries(client))[0]!.status, 'no_subscriber');
 
-          // Records already planned for an endpoint disabled in the meantime go dead without a request.
-          status = 200;
-          await client.request({
-            method: 'PATCH',
-            path: `/v1/webhooks/endpoints/${ep.id}`,
-            body: { status: 'enabled' },
-          });
-          await deposit(client, 'gone');
-          await deposit(client, 'gone');
-          await service.workers.tick();
-          const disabled = await client.request<any>({
-            method: 'PATCH',
-            path: `/v1/webhooks/endpoints/${ep.id}`,
-            body: { status: 'disabled' },
-          });
-          assert.equal(disabled.status, 'disabled');
-          assert.equal(disabled.disabled_reason, 'merchant');
-          await pump(async () => (await deliveries(client, 'dead')).length === 3);
-          assert.equal(receiver.received.length, 1, 'only the 410 attempt reached the receiver');
-          assert.deepEqual((await deliveries(client, 'dead')).map((d) => d.attempts).sort(), [0, 0, 1]);
+        // Records already planned for an endpoint disabled in the meantime go dead without a request.
+        answerWith(200);
+        await client.request({
+          method: 'PATCH',
+          path: `/v1/webhooks/endpoints/${ep.id}`,
+          body: { status: 'enabled' },
+        });
+        await deposit(client, 'gone');
+        await deposit(client, 'gone');
+        await service.workers.tick();
+        const disabled = await client.request<any>({
+          method: 'PATCH',
+          path: `/v1/webhooks/endpoints/${ep.id}`,
+          body: { status: 'disabled' },
+        });
+        assert.equal(disabled.status, 'disabled');
+        assert.equal(disabled.disabled_reason, 'merchant');
+        await pump(async () => (await deliveries(client, 'dead')).length === 3);
+        assert.equal(receiver.received.length, 1, 'only the 410 attempt reached the receiver');
+        assert.deepEqual((await deliveries(client, 'dead')).map((d) => d.attempts).sort(), [0, 0, 1]);
 
-          const whileDisabled = await client.request<any>({
-            method: 'POST',
-            path: '/v1/webhooks/deliveries/requeue',
-            body: { since },
-          });
-          assert.deepEqual(whileDisabled, { queued: 0, has_more: false }, 'nothing of a disabled endpoint is requeued');
-          const enabled = await client.request<any>({
-            method: 'PATCH',
-            path: `/v1/webhooks/endpoints/${ep.id}`,
-            body: { status: 'enabled' },
-          });
-          assert.deepEqual([enabled.status, enabled.disabled_reason], ['enabled', '']);
-          const future = await client.request<any>({
-            method: 'POST',
-            path: '/v1/webhooks/deliveries/requeue',
-            body: { since: new Date(Date.now() + 60_000).toISOString() },
-          });
-          assert.deepEqual(future, { queued: 0, has_more: false });
-          const failedOnly = await client.request<any>({
-            method: 'POST',
-            path: '/v1/webhooks/deliveries/requeue',
-            body: { since, status: 'failed' },
-          });
-          assert.equal(failedOnly.queued, 0);
-          const requeued = await client.request<any>({
-            method: 'POST',
-            path: '/v1/webhooks/deliveries/requeue',
-            body: { since },
-          });
-          assert.deepEqual(requeued, { queued: 3, has_more: false });
-          await pump(async () => (await deliveries(client, 'sent')).length === 3);
-          assert.equal(receiver.received.length, 4);
-          assert.equal(
-            (await deliveries(client, 'no_subscriber')).length,
-            1,
-            'requeue leaves no_subscriber records alone',
-          );
-          const bad = await client.requestRaw({
-            method: 'POST',
-            path: '/v1/webhooks/deliveries/requeue',
-            body: { since: 'yesterday' },
-          });
-          assert.equal(bad.body.code, 'invalid_request');
-        },
-      );
+        const whileDisabled = await client.request<any>({
+          method: 'POST',
+          path: '/v1/webhooks/deliveries/requeue',
+          body: { since },
+        });
+        assert.deepEqual(whileDisabled, { queued: 0, has_more: false }, 'nothing of a disabled endpoint is requeued');
+        const enabled = await client.request<any>({
+          method: 'PATCH',
+          path: `/v1/webhooks/endpoints/${ep.id}`,
+          body: { status: 'enabled' },
+        });
+        assert.deepEqual([enabled.status, enabled.disabled_reason], ['enabled', '']);
+        const future = await client.request<any>({
+          method: 'POST',
+          path: '/v1/webhooks/deliveries/requeue',
+          body: { since: new Date(Date.now() + 60_000).toISOString() },
+        });
+        assert.deepEqual(future, { queued: 0, has_more: false });
+        const failedOnly = await client.request<any>({
+          method: 'POST',
+          path: '/v1/webhooks/deliveries/requeue',
+          body: { since, status: 'failed' },
+        });
+        assert.equal(failedOnly.queued, 0);
+        const requeued = await client.request<any>({
+          method: 'POST',
+          path: '/v1/webhooks/deliveries/requeue',
+          body: { since },
+        });
+        assert.deepEqual(requeued, { queued: 3, has_more: false });
+        await pump(async () => (await deliveries(client, 'sent')).length === 3);
+        assert.equal(receiver.received.length, 4);
+        assert.equal(
+          (await deliveries(client, 'no_subscriber')).length,
+          1,
+          'requeue leaves no_subscriber records alone',
+        );
+        const bad = await client.requestRaw({
+          method: 'POST',
+          path: '/v1/webhooks/deliveries/requeue',
+          body: { since: 'yesterday' },
+        });
+        assert.equal(bad.body.code, 'invalid_request');
+      });
     },
   );
 
@@ -789,8 +780,7 @@ describe('webhooks', () => {
       async (receiver) => {
         const { client, merchantId } = await newMerchantClient(service);
         await client.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] });
-        await client.members.create({ external_member_id: 'streak' });
-        await deposit(client, 'streak');
+        await fundedMember(client, '10', 'USDT', { external: 'streak' });
         await pump(async () => (await deliveries(client))[0]?.status === 'failed');
         assert.equal((await client.webhooks.listEndpoints())[0]!.status, 'enabled', 'one failure is no reason');
         // Three days pass on the merchant's clock (not waited for): the retries run out on the way, at its start.
@@ -840,8 +830,7 @@ describe('webhooks', () => {
         idempotencyKey: key,
       });
       assert.equal(again.secret, rolled.secret, 'a retry with the same key replays the same secret');
-      await client.members.create({ external_member_id: 'roll' });
-      await deposit(client, 'roll');
+      await fundedMember(client, '10', 'USDT', { external: 'roll' });
       await pump(() => receiver.received.length === 1);
       const first = receiver.received[0]!;
       const sigs = String(first.headers['webhook-signature']).split(' ');
@@ -960,8 +949,7 @@ describe('webhooks', () => {
             updated_at: new Date(),
           })
           .execute();
-        await prod.members.create({ external_member_id: 'prod-1' });
-        await prod.deposits.create({ member_id: 'prod-1', asset: 'USDT', amount: '1', tx_hash: `0x${randomUUID()}` });
+        await fundedMember(prod, '1', 'USDT', { external: 'prod-1' });
         await pump(async () => (await deliveries(prod))[0]?.status === 'failed');
         const [refusedDelivery] = await deliveries(prod);
         assert.equal(refusedDelivery!.attempts, 1);
@@ -1091,8 +1079,7 @@ describe('webhooks', () => {
         );
 
         // A record planned before the deletion ends dead, without a request.
-        await client.members.create({ external_member_id: 'del' });
-        await deposit(client, 'del');
+        await fundedMember(client, '10', 'USDT', { external: 'del' });
         await service.workers.tick();
         assert.deepEqual(await client.webhooks.deleteEndpoint(ep.id), { id: ep.id, deleted: true });
         assert.deepEqual(
@@ -1134,7 +1121,7 @@ describe('webhooks', () => {
         );
         assert.equal((await client.webhooks.listEndpoints()).length, 20);
 
-        const readOnly = clientFor(service, await createKey(service, merchantId, { scopes: ['webhooks:read'] }));
+        const readOnly = await keyClient(service, merchantId, { scopes: ['webhooks:read'] });
         assert.equal((await readOnly.webhooks.listEndpoints()).length, 20);
         await expectCode(
           readOnly.webhooks.createEndpoint({ url: receiver.url(), event_types: ['*'] }),
@@ -1142,7 +1129,7 @@ describe('webhooks', () => {
           403,
         );
         await expectCode(all(readOnly.webhooks.deliveries()), 'insufficient_scope', 403);
-        const logReader = clientFor(service, await createKey(service, merchantId, { scopes: ['merchant:read'] }));
+        const logReader = await keyClient(service, merchantId, { scopes: ['merchant:read'] });
         assert.ok((await all(logReader.webhooks.deliveries())).length >= 1);
         await expectCode(logReader.webhooks.listEndpoints(), 'insufficient_scope', 403);
         await expectCode(

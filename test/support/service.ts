@@ -163,6 +163,15 @@ export function clientFor(
   });
 }
 
+/** A client on a new key of an existing merchant (`createKey`'s options: environment, scopes, ...). */
+export async function keyClient(
+  service: RunningService,
+  merchantId: string,
+  options: Parameters<typeof createKey>[2] = {},
+): Promise<MerchantWalletClient> {
+  return clientFor(service, await createKey(service, merchantId, options));
+}
+
 /** A fresh merchant with a sandbox key holding every scope, and a client for it. */
 export async function newMerchantClient(service: RunningService, options: Parameters<typeof createKey>[2] = {}) {
   const merchantId = await createMerchant(service);

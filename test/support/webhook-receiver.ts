@@ -84,3 +84,18 @@ export async function withReceiver<T>(
     await receiver.close();
   }
 }
+
+/**
+ * Runs `run` with a receiver answering `status` until the test sets another with `answerWith`: an
+ * endpoint that fails and recovers (or starts failing) in the middle of a test.
+ */
+export function withStatusReceiver<T>(
+  status: number,
+  run: (receiver: Receiver, answerWith: (status: number) => void) => Promise<T>,
+): Promise<T> {
+  let current = status;
+  return withReceiver(
+    () => current,
+    (receiver) => run(receiver, (next) => (current = next)),
+  );
+}
