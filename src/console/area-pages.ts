@@ -10,7 +10,7 @@ import { getOrder as getEarnOrder, listOrders as listEarnOrders, listPositions }
 import { callerOf, cursorOf } from './http.js';
 
 import { history } from './history.js';
-import { badge, envPath, nextPageLink, sendPage, shortId, table, when, type Column } from './views.js';
+import { badge, envPath, sendPage, shortId, when, type Column, listTable } from './views.js';
 import { getPage } from './guards.js';
 
 /**
@@ -203,7 +203,7 @@ export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
       return sendPage(reply, page, {
         title: area.title,
         section: area.path,
-        body: html`<p>${area.intro}</p>${table(
+        body: html`<p>${area.intro}</p>${listTable(
           `${area.title}, newest first`,
           [
             // The member under the order's id: two long ids side by side push the status out of a wide screen.
@@ -218,9 +218,10 @@ export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
             { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
             { label: 'Created', cell: (r) => when(r.created_at ?? r.started_at) },
           ],
-          list.data,
+          list,
           area.empty,
-        )}${nextPageLink(base, list.next_cursor)}`,
+          base,
+        )}`,
       });
     });
 
@@ -242,7 +243,7 @@ export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
     return sendPage(reply, page, {
       title: 'Earn positions',
       section: '/earn-positions',
-      body: html`<p>What each earn order holds now. The order's page has its history and ledger entries.</p>${table(
+      body: html`<p>What each earn order holds now. The order's page has its history and ledger entries.</p>${listTable(
         'Earn positions, newest first',
         [
           {
@@ -258,9 +259,10 @@ export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
           { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
           { label: 'Matures', cell: (r) => when(r.matures_at) },
         ],
-        list.data,
+        list,
         'No earn positions in this environment yet.',
-      )}${nextPageLink(envPath(page.environment, '/earn-positions'), list.next_cursor)}`,
+        envPath(page.environment, '/earn-positions'),
+      )}`,
     });
   });
 }

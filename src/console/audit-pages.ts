@@ -3,7 +3,7 @@ import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { auditPage } from './queries/audit.js';
 import { can } from './rules.js';
-import { envPath, nextPageLink, realTimeMark, sendPage, shortId, table, when } from './views.js';
+import { envPath, realTimeMark, sendPage, shortId, when, listTable } from './views.js';
 import { refusedPage, getPage } from './guards.js';
 
 /** The audit log (audit.ts writes it): every change made through the console, which only an owner reads. */
@@ -20,7 +20,7 @@ export function registerAuditPages(app: AppInstance, ctx: ServiceContext): void 
       title: 'Audit log',
       section: '/audit',
       body: html`<p>Every change made through the console in the ${page.environment}, with who made it. Newest
-             first.</p>${table(
+             first.</p>${listTable(
                'Changes',
                [
                  { label: `Time${realTimeMark(page)}`, cell: (a: A) => when(a.created_at) },
@@ -29,9 +29,10 @@ export function registerAuditPages(app: AppInstance, ctx: ServiceContext): void 
                  { label: 'Object', cell: (a) => shortId(a.object_id) },
                  { label: 'Detail', cell: (a) => a.detail },
                ],
-               list.data,
+               list,
                'No changes yet.',
-             )}${nextPageLink(envPath(page.environment, '/audit'), list.next_cursor)}`,
+               envPath(page.environment, '/audit'),
+             )}`,
     });
   });
 }

@@ -13,7 +13,7 @@ import { callerOf, cursorOf } from './http.js';
 
 import { history } from './history.js';
 import { listMerchantCards } from './queries/area-reads.js';
-import { envPath, nextPageLink, sendPage, shortId, table, when } from './views.js';
+import { envPath, sendPage, shortId, table, when, listTable } from './views.js';
 import { code, idOf, money, pageSize, statusBadge, summaryCard, type Row } from './area-pages.js';
 import { getPage } from './guards.js';
 
@@ -33,7 +33,7 @@ export function registerCardPages(app: AppInstance, ctx: ServiceContext): void {
     return sendPage(reply, page, {
       title: 'Cards',
       section: '/cards',
-      body: html`<p>Your members' cards. A card's page has its top-ups, transactions and replacements.</p>${table(
+      body: html`<p>Your members' cards. A card's page has its top-ups, transactions and replacements.</p>${listTable(
         'Cards, newest first',
         [
           {
@@ -47,9 +47,10 @@ export function registerCardPages(app: AppInstance, ctx: ServiceContext): void {
           { label: 'Status', cell: (c) => statusBadge(c.status) },
           { label: 'Created', cell: (c) => when(c.created_at) },
         ],
-        list.data,
+        list,
         'No cards in this environment yet.',
-      )}${nextPageLink(base, list.next_cursor)}`,
+        base,
+      )}`,
     });
   });
 

@@ -12,13 +12,13 @@ import {
   badge,
   envPath,
   longValue,
-  nextPageLink,
   postButton,
   realTimeMark,
   sendPage,
   shortId,
   table,
   when,
+  listTable,
 } from './views.js';
 import { selectInput } from './fields.js';
 import { getPage, postChange, type RedrawnPage } from './guards.js';
@@ -64,7 +64,7 @@ const deliveriesPage: RedrawnPage = async (ctx, req, reply, page, extra = {}, st
         [{ value: '', label: 'Any' }, ...deliveryStatuses.map((s) => ({ value: s, label: s.replace('_', ' ') }))],
         filter,
       )}<button type="submit" class="secondary">Filter</button></form>
-${table(
+${listTable(
   'Deliveries, newest first',
   [
     { label: 'Event', cell: (d: D) => html`<code>${d.event_type}</code><br>${shortId(d.event_id)}` },
@@ -108,9 +108,11 @@ ${table(
         ]
       : []),
   ],
-  list.data,
+  list,
   'No deliveries match.',
-)}${nextPageLink(base, list.next_cursor, filter ? { status: filter } : {})}`,
+  base,
+  filter ? { status: filter } : {},
+)}`,
     },
     status,
   );

@@ -7,7 +7,7 @@ import { callerOf, cursorOf } from './http.js';
 
 import { history } from './history.js';
 
-import { badge, envPath, nextPageLink, sendPage, shortId, table, when } from './views.js';
+import { badge, envPath, sendPage, shortId, when, listTable } from './views.js';
 import { getPage } from './guards.js';
 
 /** Deposits, read only: the list and one deposit with its state history and ledger postings. */
@@ -35,7 +35,7 @@ export function registerDepositPages(app: AppInstance, ctx: ServiceContext): voi
     return sendPage(reply, page, {
       title: 'Deposits',
       section: '/deposits',
-      body: html`${table(
+      body: html`${listTable(
         'Deposits, newest first',
         [
           {
@@ -49,9 +49,10 @@ export function registerDepositPages(app: AppInstance, ctx: ServiceContext): voi
           { label: 'Status', cell: (d) => badge(d.status, 'ok') },
           { label: 'Created', cell: (d) => when(d.created_at) },
         ],
-        list.data,
+        list,
         'No deposits in this environment yet.',
-      )}${nextPageLink(envPath(page.environment, '/deposits'), list.next_cursor)}`,
+        envPath(page.environment, '/deposits'),
+      )}`,
     });
   });
 }

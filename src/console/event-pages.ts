@@ -6,7 +6,7 @@ import { type EventObject, findEvent, listEvents } from '../modules/events/index
 import { callerOf, type PageRequest } from './http.js';
 
 import { eventDeliveries } from './queries/webhooks.js';
-import { badge, envPath, nextPageLink, sendPage, shortId, table, when } from './views.js';
+import { badge, envPath, sendPage, shortId, table, when, listTable } from './views.js';
 import { selectInput, textInput } from './fields.js';
 import { getPage } from './guards.js';
 
@@ -75,7 +75,7 @@ async function eventsPage(ctx: ServiceContext, req: FastifyRequest, reply: Fasti
       ],
       f.delivery_success,
     )}<button type="submit" class="secondary">Filter</button></form>
-${table(
+${listTable(
   'Events, newest first',
   [
     { label: 'Time', cell: (e: EventObject) => when(e.created_at) },
@@ -87,9 +87,11 @@ ${table(
     { label: 'Status', cell: (e) => e.data.status },
     { label: 'Version', cell: (e) => String(e.data.status_version), num: true },
   ],
-  list.data,
+  list,
   'No events match.',
-)}${nextPageLink(base, list.next_cursor, kept)}`,
+  base,
+  kept,
+)}`,
   });
 }
 

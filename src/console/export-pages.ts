@@ -16,7 +16,7 @@ import { attempt, redirect, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
 import { auditPage } from './audit.js';
 import { can } from './rules.js';
-import { badge, envPath, nextPageLink, sendPage, shortId, table, when } from './views.js';
+import { badge, envPath, sendPage, shortId, when, listTable } from './views.js';
 import { csrfInput, selectInput, textInput } from './fields.js';
 import { instant } from './ledger-pages.js';
 import { getPage, postChange, type RedrawnPage } from './guards.js';
@@ -43,7 +43,7 @@ const exportsPage: RedrawnPage = async (ctx, req, reply, page, extra = {}, statu
       problem: extra.problem,
       notice: extra.notice,
       body: html`<p>Files of your objects for your accountants, written in the background and kept 7 days. <a
-        href="${base}">Refresh</a> to follow their progress.</p>${table(
+        href="${base}">Refresh</a> to follow their progress.</p>${listTable(
           'Exports, newest first',
           [
             { label: 'Requested', cell: (x: X) => when(x.created_at) },
@@ -62,9 +62,10 @@ const exportsPage: RedrawnPage = async (ctx, req, reply, page, extra = {}, statu
                   : '',
             },
           ],
-          list.data,
+          list,
           'No exports yet.',
-        )}${nextPageLink(base, list.next_cursor)}${
+          base,
+        )}${
           canWrite
             ? html`<form method="post" action="${base}" class="card"><h3>Request an export</h3>${csrfInput(
                 page,

@@ -10,7 +10,7 @@ import { attempt, redirect, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
 import { auditPage } from './audit.js';
 import { can, refusalFor } from './rules.js';
-import { askFirst, badge, envPath, nextPageLink, sendConfirmPage, sendPage, shortId, table, when } from './views.js';
+import { askFirst, badge, envPath, sendConfirmPage, sendPage, shortId, table, when, listTable } from './views.js';
 import { csrfInput, selectInput, textInput } from './fields.js';
 import { getPage, postChange, type RedrawnPage } from './guards.js';
 
@@ -147,7 +147,7 @@ async function ledgerPage(ctx: ServiceContext, req: FastifyRequest, reply: Fasti
     })}${textInput('asset', 'Asset', {
       value: filters.asset,
     })}${textInput('reference_id', 'Reference', { value: filters.reference_id, hint: 'dep_…, wdr_…' })}<button
-        type="submit" class="secondary">Filter</button></form>${table(
+        type="submit" class="secondary">Filter</button></form>${listTable(
           'Journal entries',
           [
             { label: 'Created', cell: (e: E) => when(e.created_at) },
@@ -169,9 +169,11 @@ async function ledgerPage(ctx: ServiceContext, req: FastifyRequest, reply: Fasti
                 )}</ul>`,
             },
           ],
-          list.data,
+          list,
           'No entries.',
-        )}${nextPageLink(base, list.next_cursor, Object.fromEntries(Object.entries(filters).filter(([, v]) => v)))}`,
+          base,
+          Object.fromEntries(Object.entries(filters).filter(([, v]) => v)),
+        )}`,
   });
 }
 

@@ -9,18 +9,7 @@ import { auditPage } from './audit.js';
 import { listMembers } from './queries/area-reads.js';
 import { history } from './history.js';
 import { can } from './rules.js';
-import {
-  askFirst,
-  badge,
-  envPath,
-  nextPageLink,
-  sendConfirmPage,
-  sendPage,
-  shortId,
-  shortText,
-  table,
-  when,
-} from './views.js';
+import { askFirst, badge, envPath, sendConfirmPage, sendPage, shortId, shortText, when, listTable } from './views.js';
 import { selectInput } from './fields.js';
 import { getPage, postChange } from './guards.js';
 
@@ -46,7 +35,7 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
     return sendPage(reply, page, {
       title: 'Members',
       section: '/members',
-      body: html`${table(
+      body: html`${listTable(
         'Members, newest first',
         [
           { label: 'Member', cell: (m: M) => html`<code>${m.external_member_id}</code><br>${shortId(m.id)}` },
@@ -68,9 +57,10 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
           },
           { label: 'Created', cell: (m) => when(m.created_at) },
         ],
-        list.data,
+        list,
         'No members in this environment yet.',
-      )}${nextPageLink(envPath(page.environment, '/members'), list.next_cursor)}`,
+        envPath(page.environment, '/members'),
+      )}`,
     });
   });
 
@@ -204,7 +194,7 @@ async function withdrawalsPage(
         ],
         filter,
       )}<button type="submit" class="secondary">Filter</button></form>
-${table(
+${listTable(
   'Withdrawals, newest first',
   [
     { label: 'Withdrawal', cell: (w: W) => html`<a href="${base}/${w.id}">${shortId(w.id)}</a>` },
@@ -233,9 +223,11 @@ ${table(
         ]
       : []),
   ],
-  list.data,
+  list,
   'No withdrawals match.',
-)}${nextPageLink(base, list.next_cursor, filter ? { status: filter } : {})}`,
+  base,
+  filter ? { status: filter } : {},
+)}`,
     },
     status,
   );

@@ -246,6 +246,18 @@ export function nextPageLink(path: string, nextCursor: string | null, extra: Rec
   return html`<p><a href="${path}?${q.toString()}">Older entries</a></p>`;
 }
 
+/** One page of a list as a table, then the link to the next page; `extra`: the list's filters, kept in the link. */
+export function listTable<T>(
+  caption: string,
+  columns: readonly Column<T>[],
+  list: { data: readonly T[]; next_cursor: string | null },
+  empty: string,
+  path: string,
+  extra: Record<string, string> = {},
+): SafeHtml {
+  return html`${table(caption, columns, list.data, empty)}${nextPageLink(path, list.next_cursor, extra)}`;
+}
+
 /** The codes of a new set, shown once (the service keeps only their hashes). */
 export function recoveryCodesPanel(codes: readonly string[]): HtmlPart {
   return html`<div class="secret" role="status"><h2>Your recovery codes</h2>
