@@ -14,7 +14,8 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { MerchantWalletClient, RawResult } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { admin, instantUpstreams, newMerchantClient, postgresOnly, useTestService } from './support/service.js';
+import { admin, newMerchantClient, useTestService } from './support/service.js';
+import { describeOnPostgres, drainWork } from './support/concurrency.js';
 import { payNow } from './support/emv.js';
 import { conflictAttemptsMax, conflictDelayMs, withConflictRetry } from '../src/platform/conflict-retry.js';
 import { approvedCard, cardProducts, postMember, sepaPayee, TRON } from './support/fixtures.js';
@@ -30,254 +31,240 @@ interface Call {
   member?: boolean;
 }
 
-describe(
-  'one member and one card hammered by every write at once on PostgreSQL',
-  { skip: postgresOnly('the embedded database runs one transaction at a time') },
-  () => {
-    let service: RunningService;
-    useTestService({ config: { ...instantUpstreams, rateLimitScale: 100 } }, (s) => ({ service } = s));
+describeOnPostgres('one member and one card hammered by every write at once on PostgreSQL', 100, (service) => {
+  let client: MerchantWalletClient;
+  let external: string;
+  const body = (r: RawResult) => r.body as any;
+  const send = (c: Call): Promise<RawResult> =>
+    client.requestRaw({
+      method: c.method,
+      path: c.path,
+      body: c.body,
+      onBehalfOf: c.member === false ? undefined : external,
+      idempotencyKey: randomUUID(),
+    });
+  /** A call the setup needs to succeed. */
+  const must = async (c: Call) => {
+    const r = await send(c);
+    assert.ok(r.status < 300, `${c.name}: ${r.status} ${r.rawBody}`);
+    return body(r);
+  };
 
-    let client: MerchantWalletClient;
-    let external: string;
-    const body = (r: RawResult) => r.body as any;
-    const send = (c: Call): Promise<RawResult> =>
-      client.requestRaw({
-        method: c.method,
-        path: c.path,
-        body: c.body,
-        onBehalfOf: c.member === false ? undefined : external,
-        idempotencyKey: randomUUID(),
-      });
-    /** A call the setup needs to succeed. */
-    const must = async (c: Call) => {
-      const r = await send(c);
-      assert.ok(r.status < 300, `${c.name}: ${r.status} ${r.rawBody}`);
-      return body(r);
-    };
+  /** A member's active virtual card. */
+  const virtualCard = () => approvedCard(client, external);
+  /** A call of the merchant's own to the sandbox (no `x-on-behalf-of`). */
+  const sandboxCall = (name: string, path: string, body?: unknown): Call => ({
+    name,
+    method: 'POST',
+    path,
+    body,
+    member: false,
+  });
+  const withdrawal = (amount: string): Call => ({
+    name: 'withdrawal',
+    method: 'POST',
+    path: '/v1/withdrawals',
+    body: { asset: 'USDT', network: 'TRON', address: TRON, amount },
+  });
+  const quote: Call = {
+    name: 'quote',
+    method: 'POST',
+    path: '/v1/exchange/quotes',
+    body: { from_asset: 'USDT', to_asset: 'EUR', from_amount: '10', lock: true },
+  };
+  const topUp = (name: string, on: string, amount: string): Call => ({
+    name,
+    method: 'POST',
+    path: `/v1/cards/${on}/topups`,
+    body: { amount, source_asset: 'USDT' },
+  });
+  const drain = () => drainWork(service());
 
-    /** A member's active virtual card. */
-    const virtualCard = () => approvedCard(client, external);
-    /** A call of the merchant's own to the sandbox (no `x-on-behalf-of`). */
-    const sandboxCall = (name: string, path: string, body?: unknown): Call => ({
+  it('no 5xx, and the ledger verifies', async () => {
+    ({ client } = await newMerchantClient(service()));
+    external = `hm-${randomUUID().slice(0, 8)}`;
+    const memberId = (await client.members.create({ external_member_id: external })).id;
+    const kyc = await must({ name: 'kyc session', method: 'POST', path: '/v1/kyc/sessions' });
+    const kycReview = sandboxCall('kyc review', `/v1/sandbox/kyc/${external}/review`, {
+      decision: 'approved',
+      level: 2,
+    });
+    await must(sandboxCall('kyc complete', `/v1/sandbox/hosted-screens/${kyc.id}/complete`, { outcome: 'submitted' }));
+    await must(kycReview);
+    for (const [asset, amount] of [
+      ['USDT', '100000'],
+      ['SGD', '5000'],
+      ['EUR', '5000'],
+    ] as const) {
+      await client.deposits.create({ member_id: external, asset, amount, tx_hash: `t-${randomUUID()}` });
+    }
+    const card = await virtualCard();
+    await must(topUp('top-up', card, '500'));
+    await drain();
+    const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: external });
+    const flexible = (await client.earn.products()).find((p) => p.type === 'flexible')!;
+    const earn = (name: string, amount: string): Call => ({
       name,
       method: 'POST',
-      path,
-      body,
-      member: false,
+      path: '/v1/earn/orders',
+      body: { product_id: flexible.id, amount },
     });
-    const withdrawal = (amount: string): Call => ({
-      name: 'withdrawal',
+    const remit: Call = {
+      name: 'remittance',
       method: 'POST',
-      path: '/v1/withdrawals',
-      body: { asset: 'USDT', network: 'TRON', address: TRON, amount },
-    });
-    const quote: Call = {
-      name: 'quote',
-      method: 'POST',
-      path: '/v1/exchange/quotes',
-      body: { from_asset: 'USDT', to_asset: 'EUR', from_amount: '10', lock: true },
-    };
-    const topUp = (name: string, on: string, amount: string): Call => ({
-      name,
-      method: 'POST',
-      path: `/v1/cards/${on}/topups`,
-      body: { amount, source_asset: 'USDT' },
-    });
-    const drain = async () => {
-      await service.workers.jobs.drain();
-      await service.workers.tick();
-      await service.workers.jobs.drain();
+      path: '/v1/remittances',
+      body: { payee_id: payee.id, source_asset: 'USDT', source_amount: '20' },
     };
 
-    it('no 5xx, and the ledger verifies', async () => {
-      ({ client } = await newMerchantClient(service));
-      external = `hm-${randomUUID().slice(0, 8)}`;
-      const memberId = (await client.members.create({ external_member_id: external })).id;
-      const kyc = await must({ name: 'kyc session', method: 'POST', path: '/v1/kyc/sessions' });
-      const kycReview = sandboxCall('kyc review', `/v1/sandbox/kyc/${external}/review`, {
-        decision: 'approved',
-        level: 2,
-      });
-      await must(
-        sandboxCall('kyc complete', `/v1/sandbox/hosted-screens/${kyc.id}/complete`, { outcome: 'submitted' }),
-      );
-      await must(kycReview);
-      for (const [asset, amount] of [
-        ['USDT', '100000'],
-        ['SGD', '5000'],
-        ['EUR', '5000'],
-      ] as const) {
-        await client.deposits.create({ member_id: external, asset, amount, tx_hash: `t-${randomUUID()}` });
-      }
-      const card = await virtualCard();
-      await must(topUp('top-up', card, '500'));
-      await drain();
-      const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: external });
-      const flexible = (await client.earn.products()).find((p) => p.type === 'flexible')!;
-      const earn = (name: string, amount: string): Call => ({
-        name,
-        method: 'POST',
-        path: '/v1/earn/orders',
-        body: { product_id: flexible.id, amount },
-      });
-      const remit: Call = {
-        name: 'remittance',
-        method: 'POST',
-        path: '/v1/remittances',
-        body: { payee_id: payee.id, source_asset: 'USDT', source_amount: '20' },
+    const failures: string[] = [];
+    let answered = 0;
+    const rounds = 3;
+    for (let round = 0; round < rounds; round++) {
+      // The CVV unblock's hour (5 calls a member) starts empty each round, so that its calls take their locks.
+      await service().ctx.db.deleteFrom('card_cvv_unblock_calls').where('member_id', '=', memberId).execute();
+      // What the burst's follow-ups act on, made before it.
+      const many = async (n: number, c: Call) => {
+        const out = [];
+        for (let i = 0; i < n; i++) out.push(await must(c));
+        return out;
       };
+      const withdrawals = (await many(4, withdrawal('5'))).map((w) => w.id);
+      const quotes = (await many(2, quote)).map((q) => q.quote_id);
+      const position = (await must(earn('earn', '50'))).position_id;
+      const remittance = (await must(remit)).id;
+      const authorise = (on: string, amount = '3') =>
+        sandboxCall('authorisation', `/v1/sandbox/cards/${on}/authorizations`, {
+          amount,
+          merchant_name: 'SHOP',
+          mcc: '5411',
+        });
+      const auths = (await many(4, authorise(card))).map((a) => a.transaction_id);
+      await must(sandboxCall('clearing', `/v1/sandbox/cards/${card}/clearings`, { transaction_id: auths[3] }));
+      // A second card of the member, closed during the burst while money moves on it; a third,
+      // replaced (reported stolen); and an application the issuer decides during the burst.
+      const doomed = await virtualCard();
+      const stolen = await virtualCard();
+      const { virtual } = await cardProducts(client);
+      const pending = (
+        await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: external })
+      ).id;
+      await must(topUp('top-up', doomed, '30'));
+      const profileUpdate = (await must({ name: 'profile session', method: 'POST', path: '/v1/kyc/profile-sessions' }))
+        .id;
+      await drain();
 
-      const failures: string[] = [];
-      let answered = 0;
-      const rounds = 3;
-      for (let round = 0; round < rounds; round++) {
-        // The CVV unblock's hour (5 calls a member) starts empty each round, so that its calls take their locks.
-        await service.ctx.db.deleteFrom('card_cvv_unblock_calls').where('member_id', '=', memberId).execute();
-        // What the burst's follow-ups act on, made before it.
-        const many = async (n: number, c: Call) => {
-          const out = [];
-          for (let i = 0; i < n; i++) out.push(await must(c));
-          return out;
-        };
-        const withdrawals = (await many(4, withdrawal('5'))).map((w) => w.id);
-        const quotes = (await many(2, quote)).map((q) => q.quote_id);
-        const position = (await must(earn('earn', '50'))).position_id;
-        const remittance = (await must(remit)).id;
-        const authorise = (on: string, amount = '3') =>
-          sandboxCall('authorisation', `/v1/sandbox/cards/${on}/authorizations`, {
-            amount,
-            merchant_name: 'SHOP',
-            mcc: '5411',
-          });
-        const auths = (await many(4, authorise(card))).map((a) => a.transaction_id);
-        await must(sandboxCall('clearing', `/v1/sandbox/cards/${card}/clearings`, { transaction_id: auths[3] }));
-        // A second card of the member, closed during the burst while money moves on it; a third,
-        // replaced (reported stolen); and an application the issuer decides during the burst.
-        const doomed = await virtualCard();
-        const stolen = await virtualCard();
-        const { virtual } = await cardProducts(client);
-        const pending = (
-          await client.cards.apply({ product_id: virtual.id, source_asset: 'USDT' }, { onBehalfOf: external })
-        ).id;
-        await must(topUp('top-up', doomed, '30'));
-        const profileUpdate = (
-          await must({ name: 'profile session', method: 'POST', path: '/v1/kyc/profile-sessions' })
-        ).id;
-        await drain();
-
-        const controls = (on: string): Call[] => [
-          { name: 'cvv unblock', method: 'POST', path: `/v1/cards/${on}/cvv/unblock` },
-          { name: 'secure session', method: 'POST', path: `/v1/cards/${on}/secure-session` },
-          {
-            name: 'merchant rules put',
-            method: 'PUT',
-            path: `/v1/cards/${on}/merchant-rules`,
-            body: { rule_type: 'black', merchant_names: ['CASINO'] },
-          },
-          { name: 'merchant rules delete', method: 'DELETE', path: `/v1/cards/${on}/merchant-rules` },
-          { name: 'limits', method: 'PATCH', path: `/v1/cards/${on}/limits`, body: { daily: '5000' } },
-          { name: 'billing address', method: 'PATCH', path: `/v1/cards/${on}/billing-address`, body: billing },
-        ];
-        const money: Call[] = [
-          ...Array.from({ length: 3 }, () =>
-            sandboxCall('deposit', '/v1/deposits', {
-              member_id: external,
-              asset: 'USDT',
-              amount: '10',
-              tx_hash: `t-${randomUUID()}`,
-            }),
-          ),
-          withdrawal('5'),
-          ...withdrawals.map((id, i): Call => ({
-            name: `withdrawal ${i % 2 ? 'fail' : 'confirm'}`,
-            method: 'POST',
-            path: `/v1/withdrawals/${id}/${i % 2 ? 'fail' : 'confirm'}`,
-            member: false,
-          })),
-          quote,
-          ...quotes.map((quote_id): Call => ({
-            name: 'exchange order',
-            method: 'POST',
-            path: '/v1/exchange/orders',
-            body: { quote_id },
-          })),
-          remit,
-          earn('earn subscribe', '20'),
-          { name: 'earn redeem', method: 'POST', path: `/v1/earn/positions/${position}/redeem` },
-          topUp('card top-up', card, '20'),
-          {
-            name: 'card top-up quote',
-            method: 'POST',
-            path: `/v1/cards/${card}/topup-quotes`,
-            body: { amount: '20', source_asset: 'USDT' },
-          },
-          topUp('doomed top-up', doomed, '20'),
-          {
-            name: 'qr payment',
-            method: 'POST',
-            path: '/v1/qrpay/payments',
-            body: { qr_code: payNow({ amount: '3' }), asset: 'SGD' },
-          },
-          { name: 'close', method: 'POST', path: `/v1/cards/${doomed}/close` },
-          { name: 'replacement', method: 'POST', path: `/v1/cards/${stolen}/replacements`, body: { reason: 'stolen' } },
-          topUp('stolen top-up', stolen, '20'),
-          {
-            name: 'application',
-            method: 'POST',
-            path: '/v1/cards/applications',
-            body: { product_id: virtual.id, source_asset: 'USDT' },
-          },
-        ];
-        const sandbox: Call[] = [
-          authorise(card, '2'),
-          authorise(doomed, '2'),
-          authorise(stolen, '2'),
-          sandboxCall('application decided', `/v1/sandbox/cards/applications/${pending}/advance`, { to: 'approved' }),
-          sandboxCall('clearing', `/v1/sandbox/cards/${card}/clearings`, { transaction_id: auths[0] }),
-          sandboxCall('reversal', `/v1/sandbox/cards/${card}/reversals`, { transaction_id: auths[1] }),
-          sandboxCall('partial clearing', `/v1/sandbox/cards/${card}/clearings`, {
-            transaction_id: auths[2],
-            amount: '1',
+      const controls = (on: string): Call[] => [
+        { name: 'cvv unblock', method: 'POST', path: `/v1/cards/${on}/cvv/unblock` },
+        { name: 'secure session', method: 'POST', path: `/v1/cards/${on}/secure-session` },
+        {
+          name: 'merchant rules put',
+          method: 'PUT',
+          path: `/v1/cards/${on}/merchant-rules`,
+          body: { rule_type: 'black', merchant_names: ['CASINO'] },
+        },
+        { name: 'merchant rules delete', method: 'DELETE', path: `/v1/cards/${on}/merchant-rules` },
+        { name: 'limits', method: 'PATCH', path: `/v1/cards/${on}/limits`, body: { daily: '5000' } },
+        { name: 'billing address', method: 'PATCH', path: `/v1/cards/${on}/billing-address`, body: billing },
+      ];
+      const money: Call[] = [
+        ...Array.from({ length: 3 }, () =>
+          sandboxCall('deposit', '/v1/deposits', {
+            member_id: external,
+            asset: 'USDT',
+            amount: '10',
+            tx_hash: `t-${randomUUID()}`,
           }),
-          sandboxCall('refund', `/v1/sandbox/cards/${card}/refunds`, { transaction_id: auths[3], amount: '1' }),
-          sandboxCall('remittance return', `/v1/sandbox/remittances/${remittance}/return`),
-          { name: 'profile session', method: 'POST', path: '/v1/kyc/profile-sessions' },
-          // A profile update pauses the member's exchange and remittances until its review: the last round only.
-          ...(round === rounds - 1
-            ? [
-                sandboxCall('profile update', `/v1/sandbox/hosted-screens/${profileUpdate}/complete`, {
-                  outcome: 'submitted',
-                }),
-                kycReview,
-              ]
-            : []),
-          sandboxCall('sessions revoke', `/v1/members/${external}/sessions/revoke`),
-          sandboxCall('clock advance', '/v1/sandbox/clock/advance', { seconds: 60 }),
-        ];
-        const calls = [
-          ...controls(card),
-          ...controls(card),
-          ...controls(card),
-          ...controls(doomed),
-          ...controls(stolen),
-          ...money,
-          ...sandbox,
-        ];
-        // The background jobs (top-up dispatch, limits push, replacement, close, remittance) run meanwhile.
-        const [rs] = await Promise.all([Promise.all(calls.map(send)), drain()]);
-        answered += rs.length;
-        for (const [i, r] of rs.entries())
-          if (r.status >= 500) failures.push(`round ${round} ${calls[i]!.name}: ${r.status} ${r.rawBody}`);
-        await drain();
-      }
-      const verify = await admin(service, 'GET', '/admin/v1/ledger/verify');
-      assert.equal(verify.status, 200, JSON.stringify(verify.body));
-      assert.equal(failures.length, 0, `${failures.length} of ${answered} answers were 5xx:\n${failures.join('\n')}`);
-      assert.deepEqual(verify.body.problems, [], 'the ledger verifies');
-      assert.equal(verify.body.ok, true);
-    });
-  },
-);
+        ),
+        withdrawal('5'),
+        ...withdrawals.map((id, i): Call => ({
+          name: `withdrawal ${i % 2 ? 'fail' : 'confirm'}`,
+          method: 'POST',
+          path: `/v1/withdrawals/${id}/${i % 2 ? 'fail' : 'confirm'}`,
+          member: false,
+        })),
+        quote,
+        ...quotes.map((quote_id): Call => ({
+          name: 'exchange order',
+          method: 'POST',
+          path: '/v1/exchange/orders',
+          body: { quote_id },
+        })),
+        remit,
+        earn('earn subscribe', '20'),
+        { name: 'earn redeem', method: 'POST', path: `/v1/earn/positions/${position}/redeem` },
+        topUp('card top-up', card, '20'),
+        {
+          name: 'card top-up quote',
+          method: 'POST',
+          path: `/v1/cards/${card}/topup-quotes`,
+          body: { amount: '20', source_asset: 'USDT' },
+        },
+        topUp('doomed top-up', doomed, '20'),
+        {
+          name: 'qr payment',
+          method: 'POST',
+          path: '/v1/qrpay/payments',
+          body: { qr_code: payNow({ amount: '3' }), asset: 'SGD' },
+        },
+        { name: 'close', method: 'POST', path: `/v1/cards/${doomed}/close` },
+        { name: 'replacement', method: 'POST', path: `/v1/cards/${stolen}/replacements`, body: { reason: 'stolen' } },
+        topUp('stolen top-up', stolen, '20'),
+        {
+          name: 'application',
+          method: 'POST',
+          path: '/v1/cards/applications',
+          body: { product_id: virtual.id, source_asset: 'USDT' },
+        },
+      ];
+      const sandbox: Call[] = [
+        authorise(card, '2'),
+        authorise(doomed, '2'),
+        authorise(stolen, '2'),
+        sandboxCall('application decided', `/v1/sandbox/cards/applications/${pending}/advance`, { to: 'approved' }),
+        sandboxCall('clearing', `/v1/sandbox/cards/${card}/clearings`, { transaction_id: auths[0] }),
+        sandboxCall('reversal', `/v1/sandbox/cards/${card}/reversals`, { transaction_id: auths[1] }),
+        sandboxCall('partial clearing', `/v1/sandbox/cards/${card}/clearings`, {
+          transaction_id: auths[2],
+          amount: '1',
+        }),
+        sandboxCall('refund', `/v1/sandbox/cards/${card}/refunds`, { transaction_id: auths[3], amount: '1' }),
+        sandboxCall('remittance return', `/v1/sandbox/remittances/${remittance}/return`),
+        { name: 'profile session', method: 'POST', path: '/v1/kyc/profile-sessions' },
+        // A profile update pauses the member's exchange and remittances until its review: the last round only.
+        ...(round === rounds - 1
+          ? [
+              sandboxCall('profile update', `/v1/sandbox/hosted-screens/${profileUpdate}/complete`, {
+                outcome: 'submitted',
+              }),
+              kycReview,
+            ]
+          : []),
+        sandboxCall('sessions revoke', `/v1/members/${external}/sessions/revoke`),
+        sandboxCall('clock advance', '/v1/sandbox/clock/advance', { seconds: 60 }),
+      ];
+      const calls = [
+        ...controls(card),
+        ...controls(card),
+        ...controls(card),
+        ...controls(doomed),
+        ...controls(stolen),
+        ...money,
+        ...sandbox,
+      ];
+      // The background jobs (top-up dispatch, limits push, replacement, close, remittance) run meanwhile.
+      const [rs] = await Promise.all([Promise.all(calls.map(send)), drain()]);
+      answered += rs.length;
+      for (const [i, r] of rs.entries())
+        if (r.status >= 500) failures.push(`round ${round} ${calls[i]!.name}: ${r.status} ${r.rawBody}`);
+      await drain();
+    }
+    const verify = await admin(service(), 'GET', '/admin/v1/ledger/verify');
+    assert.equal(verify.status, 200, JSON.stringify(verify.body));
+    assert.equal(failures.length, 0, `${failures.length} of ${answered} answers were 5xx:\n${failures.join('\n')}`);
+    assert.deepEqual(verify.body.problems, [], 'the ledger verifies');
+    assert.equal(verify.body.ok, true);
+  });
+});
 
 describe('a transaction ended by a deadlock is run again whole, a bounded number of times', () => {
   let service: RunningService;
