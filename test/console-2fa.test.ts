@@ -1,4 +1,4 @@
-import { before, describe, test } from 'node:test';
+import { afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
 import { admin, createMerchant, useTestService } from './support/service.js';
@@ -20,6 +20,7 @@ import {
   recoveryCodesPerSet,
 } from '../src/console/recovery.js';
 import { sha256Hex } from '../src/platform/ids.js';
+import { rowById } from './support/fixtures.js';
 
 /**
  * The console's second factor beyond TOTP itself (docs/console.md "Recovery codes"): recovery
@@ -74,6 +75,8 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
 
   const account = '/console/sandbox/account';
   const db = () => service.ctx.db;
+  // A test's sign-in failures would throttle, or be counted by, the next.
+  afterEach(() => db().deleteFrom('console_login_failures').execute());
 
   /** Turns TOTP on from the account page: the secret and the codes shown once. */
   async function enableTotp(jar: ConsoleBrowser) {
@@ -89,10 +92,14 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     return { secret, codes: codesOf(on.body), page: on.body };
   }
 
-  /** A user of the merchant's console signed in with role `role`, TOTP turned on: its jar, id, secret and codes. */
-  async function withTotp(email: string, role: 'owner' | 'developer' | 'viewer') {
+  /**
+   * A user `<name>@example.com` of the merchant's console signed in with role `role`, TOTP turned on: its
+   * address, jar, id, secret and codes.
+   */
+  async function withTotp(name: string, role: 'owner' | 'developer' | 'viewer') {
+    const email = `${name}@example.com`;
     const { jar, userId } = await signedInConsole(service, merchantId, email, role);
-    return { jar, userId, ...(await enableTotp(jar)) };
+    return { email, jar, userId, ...(await enableTotp(jar)) };
   }
   /** How many of the user's recovery codes are stored; `used`: how many of them were used. */
   const storedCodes = async (userId: string, used = false) => {
@@ -112,15 +119,33 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     return totpCode(secret, stepAt(Date.now()));
   }
 
+  /** The password step of a sign-in, in a new browser unless `jar` is given. */
+  async function passwordStep(email: string, jar = consoleClient(service)) {
+    return { jar, res: await jar.submit('/console/sign-in', { email, password: consolePassword }) };
+  }
+
   /** Password, then the second step with `code`; answers the second step's response. */
   async function signInWith(email: string, code: string, opts: { recovery?: boolean; jar?: ConsoleBrowser } = {}) {
-    const jar = opts.jar ?? consoleClient(service);
-    const first = await jar.submit('/console/sign-in', { email, password: consolePassword });
+    const { jar, res: first } = await passwordStep(email, opts.jar);
     assert.equal(first.location, '/console/two-step', `password step of ${email}: ${first.status}`);
     const path = opts.recovery === false ? '/console/two-step' : '/console/two-step?recovery=1';
     const res = await jar.submit(path, { code });
     return { jar, res };
   }
+
+  /** Where a sign-in with the app's current code lands. */
+  const appSignInLocation = async (email: string, userId: string, secret: Buffer) =>
+    (await signInWith(email, await currentCode(userId, secret), { recovery: false })).res.location;
+
+  /** The user's sign-in failures counted 16 minutes ago: past the throttle's window. */
+  const ageOutFailures = (email: string) =>
+    db()
+      .updateTable('console_login_failures')
+      .set({ failed_at: new Date(Date.now() - 16 * 60_000) })
+      .where('email', '=', email)
+      .execute();
+
+  const userRow = (userId: string) => rowById(service, 'console_users', userId);
 
   const auditOf = (userId: string, action: string) =>
     db()
@@ -135,8 +160,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     'turning TOTP on shows 10 recovery codes once, stored only as hashes; one signs in once, in place of the ' +
       "app's code; audited",
     async () => {
-      const email = 'recover@example.com';
-      const { jar, userId, codes, page, secret } = await withTotp(email, 'developer');
+      const { email, jar, userId, codes, page, secret } = await withTotp('recover', 'developer');
       assert.equal(codes.length, 10);
       assert.match(page, /shown only once/);
       const stored = await db()
@@ -153,8 +177,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       assert.match(again.body, /id="recovery-left">10 unused recovery codes\./);
 
       // The second step offers the recovery form on a link of its own.
-      const browser = consoleClient(service);
-      await browser.submit('/console/sign-in', { email, password: consolePassword });
+      const { jar: browser } = await passwordStep(email);
       const form = await browser.request('GET', '/console/two-step?recovery=1');
       assert.match(form.body, /<label for="f-code">Recovery code<\/label>/);
       assert.match((await browser.request('GET', '/console/two-step')).body, /href="\/console\/two-step\?recovery=1"/);
@@ -178,10 +201,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
         (await signInWith(email, codes[4]!, { recovery: false })).res.location,
         '/console/sandbox/account?recovered=1',
       );
-      assert.equal(
-        (await signInWith(email, await currentCode(userId, secret), { recovery: false })).res.location,
-        '/console/sandbox',
-      );
+      assert.equal(await appSignInLocation(email, userId, secret), '/console/sandbox');
 
       const used = await auditOf(userId, 'user.recovery_code_use');
       assert.deepEqual(
@@ -194,7 +214,6 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
         ],
       );
       assert.equal((await auditOf(userId, 'user.totp_enable'))[0]!.detail, '10 recovery codes made');
-      await db().deleteFrom('console_login_failures').execute();
     },
   );
 
@@ -202,10 +221,8 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     'the two-step cookie is spent by the sign-in it leads to: presented again (a copy of it) it goes back to ' +
       'the password, even with a fresh code',
     async () => {
-      const email = 'two-step-once@example.com';
-      const { userId, secret, codes } = await withTotp(email, 'viewer');
-      const browser = consoleClient(service);
-      await browser.submit('/console/sign-in', { email, password: consolePassword });
+      const { email, userId, secret, codes } = await withTotp('two-step-once', 'viewer');
+      const { jar: browser } = await passwordStep(email);
       const pending = browser.cookies.get('mwa_console_two_step')!;
       assert.ok(pending, 'the password step leaves a two-step cookie');
       const copy = consoleClient(service);
@@ -229,10 +246,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       assert.equal(viaRecovery.location, '/console/sign-in?ended=1');
       assert.equal(await storedCodes(userId, true), 0);
       // A new password step makes a new cookie, which works.
-      assert.equal(
-        (await signInWith(email, await currentCode(userId, secret), { recovery: false })).res.location,
-        '/console/sandbox',
-      );
+      assert.equal(await appSignInLocation(email, userId, secret), '/console/sandbox');
     },
   );
 
@@ -265,8 +279,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     'the sign-in throttle counts wrong recovery codes: after 5, even a right code is refused (429) and nothing ' +
       'is spent',
     async () => {
-      const email = 'guess-recovery@example.com';
-      const { userId, codes, secret } = await withTotp(email, 'viewer');
+      const { email, userId, codes, secret } = await withTotp('guess-recovery', 'viewer');
       const browser = consoleClient(service);
       for (let i = 0; i < 5; i++) {
         const wrong = await signInWith(email, newRecoveryCode(), { jar: browser });
@@ -279,13 +292,8 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       assert.equal(app.status, 429, "the app's code too");
       assert.equal(await storedCodes(userId, true), 0);
       // Once the failures age out, the code signs in.
-      await db()
-        .updateTable('console_login_failures')
-        .set({ failed_at: new Date(Date.now() - 16 * 60_000) })
-        .where('email', '=', email)
-        .execute();
+      await ageOutFailures(email);
       assert.equal((await signInWith(email, codes[0]!)).res.status, 303);
-      await db().deleteFrom('console_login_failures').execute();
     },
   );
 
@@ -293,28 +301,12 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     'turning TOTP off counts wrong codes in the sign-in throttle: after 5, even a right code is refused (429); ' +
       'a used code is not taken again',
     async () => {
-      const email = 'disable-guess@example.com';
-      const { jar, userId, secret } = await withTotp(email, 'viewer');
+      const { email, jar, userId, secret } = await withTotp('disable-guess', 'viewer');
       const post = async (code: string) => jar.submit(`${account}/totp/disable`, { code }, account);
       const failures = () => failuresOf(email);
-      const isOn = async () =>
-        (
-          await db()
-            .selectFrom('console_users')
-            .select('totp_secret')
-            .where('id', '=', userId)
-            .executeTakeFirstOrThrow()
-        ).totp_secret !== null;
+      const isOn = async () => (await userRow(userId)).totp_secret !== null;
       // A code already taken (the set-up's own step) does not turn it off, and counts.
-      const setUpStep = Number(
-        (
-          await db()
-            .selectFrom('console_users')
-            .select('totp_last_step')
-            .where('id', '=', userId)
-            .executeTakeFirstOrThrow()
-        ).totp_last_step,
-      );
+      const setUpStep = Number((await userRow(userId)).totp_last_step);
       const replay = await post(totpCode(secret, setUpStep));
       assert.equal(replay.status, 400, 'the code of the set-up is not taken again');
       assert.equal(await failures(), 1);
@@ -332,11 +324,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       assert.equal((await auditOf(userId, 'user.totp_disable')).length, 0);
       // Once the failures age out, a current code turns it off; its step is recorded and the same code is not taken
       // again.
-      await db()
-        .updateTable('console_login_failures')
-        .set({ failed_at: new Date(Date.now() - 16 * 60_000) })
-        .where('email', '=', email)
-        .execute();
+      await ageOutFailures(email);
       const code = await currentCode(userId, secret);
       const off = await post(code);
       assert.equal(off.status, 200);
@@ -344,25 +332,18 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       assert.equal(await isOn(), false);
       assert.equal(await storedCodes(userId), 0);
       assert.equal((await auditOf(userId, 'user.totp_disable')).length, 1);
-      await db().deleteFrom('console_login_failures').execute();
     },
   );
 
   test('a code used at sign-in does not turn TOTP off (the step is taken)', async () => {
-    const email = 'disable-replay@example.com';
-    const { jar, userId, secret } = await withTotp(email, 'viewer');
+    const { email, jar, userId, secret } = await withTotp('disable-replay', 'viewer');
     const code = await currentCode(userId, secret);
     // The step recorded by the code's use (here: its use at sign-in) makes a replay fail.
     assert.equal((await signInWith(email, code, { recovery: false })).res.location, '/console/sandbox');
     const replay = await jar.submit(`${account}/totp/disable`, { code }, account);
     assert.equal(replay.status, 400);
-    const user = await db()
-      .selectFrom('console_users')
-      .select(['totp_secret', 'totp_last_step'])
-      .where('id', '=', userId)
-      .executeTakeFirstOrThrow();
+    const user = await userRow(userId);
     assert.ok(user.totp_secret !== null && user.totp_last_step !== null);
-    await db().deleteFrom('console_login_failures').execute();
   });
 
   test(
@@ -384,11 +365,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       );
       // A hand-made set-up while the factor is on makes no new secret and no new codes.
       await jar.submit(`${account}/totp/start`, {}, account);
-      const pending = await db()
-        .selectFrom('console_users')
-        .select('totp_pending_secret')
-        .where('id', '=', userId)
-        .executeTakeFirstOrThrow();
+      const pending = await userRow(userId);
       assert.equal(pending.totp_pending_secret, null);
       assert.equal(
         (
@@ -429,7 +406,6 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       // Turning TOTP off deletes the codes.
       await jar.submit(`${account}/totp/disable`, { code: await currentCode(userId, secret) }, account);
       assert.equal(await storedCodes(userId), 0);
-      await db().deleteFrom('console_login_failures').execute();
     },
   );
 
@@ -437,8 +413,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     'operator reset of the second factor: TOTP and recovery codes gone, every session ended, audited as the ' +
       'operator; the password alone signs in',
     async () => {
-      const email = 'lost-phone@example.com';
-      const { jar, userId, codes } = await withTotp(email, 'developer');
+      const { email, jar, userId, codes } = await withTotp('lost-phone', 'developer');
       const other = (await signInWith(email, codes[0]!)).jar;
       assert.equal((await other.request('GET', '/console/sandbox')).status, 200);
       const listed = await admin(service, 'GET', `/admin/v1/merchants/${merchantId}/console-users`);
@@ -457,12 +432,11 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       );
       for (const j of [jar, other])
         assert.equal((await j.request('GET', '/console/sandbox')).location, '/console/sign-in', 'the session is gone');
-      const row = await db()
-        .selectFrom('console_users')
-        .select(['totp_secret', 'totp_pending_secret', 'totp_last_step'])
-        .where('id', '=', userId)
-        .executeTakeFirstOrThrow();
-      assert.deepEqual(row, { totp_secret: null, totp_pending_secret: null, totp_last_step: null });
+      const { totp_secret, totp_pending_secret, totp_last_step } = await userRow(userId);
+      assert.deepEqual(
+        { totp_secret, totp_pending_secret, totp_last_step },
+        { totp_secret: null, totp_pending_secret: null, totp_last_step: null },
+      );
       assert.equal(await storedCodes(userId), 0);
       const lines = await auditOf(userId, 'operator.second_factor_reset');
       assert.deepEqual(
@@ -477,8 +451,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
         `${email}: two-step sign-in turned off, 9 unused recovery codes deleted, 2 sessions ended`,
       );
 
-      const plain = consoleClient(service);
-      const signed = await plain.submit('/console/sign-in', { email, password: consolePassword });
+      const { res: signed } = await passwordStep(email);
       assert.equal(signed.location, '/console/sandbox', 'no second step any more');
       // Repeatable: a user without a second factor is answered the same, its sessions end.
       const again = await admin(service, 'POST', `/admin/v1/console-users/${userId}/second-factor/reset`);
@@ -496,8 +469,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     async () => {
       const email = 'new-password@example.com';
       const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
-      const elsewhere = consoleClient(service);
-      await elsewhere.submit('/console/sign-in', { email, password: consolePassword });
+      const { jar: elsewhere } = await passwordStep(email);
       assert.equal((await elsewhere.request('GET', '/console/sandbox')).status, 200);
       const page = '/console/sandbox/account/password';
       assert.match((await jar.request('GET', account)).body, /href="\/console\/sandbox\/account\/password"/);
@@ -546,7 +518,6 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
           ['production', '1 other sessions ended'],
         ],
       );
-      await db().deleteFrom('console_login_failures').execute();
     },
   );
 
@@ -557,8 +528,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
       const email = 'totp-sessions@example.com';
       const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
       const elsewhere = async () => {
-        const other = consoleClient(service);
-        await other.submit('/console/sign-in', { email, password: consolePassword });
+        const { jar: other } = await passwordStep(email);
         assert.equal((await other.request('GET', '/console/sandbox')).status, 200);
         return other;
       };
@@ -622,7 +592,6 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
         cases.map(([email]) => email),
         'each counts once in the throttle',
       );
-      await db().deleteFrom('console_login_failures').execute();
     },
   );
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
 import { compileEntry, isAllowed } from '../src/platform/ip-allowlist.js';
 import { rawRequest } from './support/raw-http.js';
-import { baseUrlFor, clientFor, createKey, createMerchant, useTestService } from './support/service.js';
+import { baseUrlFor, clientFor, createKey, createMerchant, useTestService, type Env } from './support/service.js';
 
 describe('IP allow-list notation', () => {
   const cases: Array<[string, string, boolean]> = [
@@ -40,6 +40,10 @@ describe('IP allow-list notation', () => {
   });
 });
 
+/** A key of the merchant holding members:write alone, with the allow-list `ipAllowlist`. */
+const membersKey = (service: RunningService, merchantId: string, environment: Env, ipAllowlist: string) =>
+  createKey(service, merchantId, { environment, scopes: ['members:write'], ip_allowlist: ipAllowlist });
+
 describe('IP allow-list over HTTP', () => {
   let service: RunningService;
   let proxied: RunningService;
@@ -48,18 +52,10 @@ describe('IP allow-list over HTTP', () => {
 
   it('admits production calls from a listed address and refuses others without echoing the list', async () => {
     const merchantId = await createMerchant(service);
-    const listed = await createKey(service, merchantId, {
-      environment: 'production',
-      scopes: ['members:write'],
-      ip_allowlist: '127.0.0.*',
-    });
+    const listed = await membersKey(service, merchantId, 'production', '127.0.0.*');
     const ok = await clientFor(service, listed).requestRaw({ method: 'GET', path: '/v1/members/x' });
     assert.equal(ok.body.code, 'member_not_found');
-    const unlisted = await createKey(service, merchantId, {
-      environment: 'production',
-      scopes: ['members:write'],
-      ip_allowlist: '198.51.100.0/24\n127.0.0.0/28',
-    });
+    const unlisted = await membersKey(service, merchantId, 'production', '198.51.100.0/24\n127.0.0.0/28');
     const refused = await clientFor(service, unlisted).requestRaw({
       method: 'POST',
       path: '/v1/connect/token',
@@ -74,11 +70,7 @@ describe('IP allow-list over HTTP', () => {
 
   it('refuses live tokens at once when the list changes', async () => {
     const merchantId = await createMerchant(service);
-    const creds = await createKey(service, merchantId, {
-      environment: 'production',
-      scopes: ['members:write'],
-      ip_allowlist: '127.0.0.1',
-    });
+    const creds = await membersKey(service, merchantId, 'production', '127.0.0.1');
     const client = clientFor(service, creds);
     await client.getToken();
     const { admin } = await import('./support/service.js');
@@ -89,11 +81,7 @@ describe('IP allow-list over HTTP', () => {
 
   it('does not apply the list to sandbox keys', async () => {
     const merchantId = await createMerchant(service);
-    const creds = await createKey(service, merchantId, {
-      environment: 'sandbox',
-      scopes: ['members:write'],
-      ip_allowlist: '198.51.100.7',
-    });
+    const creds = await membersKey(service, merchantId, 'sandbox', '198.51.100.7');
     const res = await clientFor(service, creds).requestRaw({ method: 'GET', path: '/v1/members/x' });
     assert.equal(res.body.code, 'member_not_found');
   });
@@ -104,11 +92,7 @@ describe('IP allow-list over HTTP', () => {
       [proxied, 'ip_not_allowed'],
     ] as const) {
       const merchantId = await createMerchant(svc);
-      const creds = await createKey(svc, merchantId, {
-        environment: 'production',
-        scopes: ['members:write'],
-        ip_allowlist: '127.0.0.1',
-      });
+      const creds = await membersKey(svc, merchantId, 'production', '127.0.0.1');
       const token = await clientFor(svc, creds).getToken();
       const res = await rawRequest(`${svc.publicUrl}/v1/members/x`, {
         headers: {
