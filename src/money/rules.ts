@@ -1,4 +1,4 @@
-import { memberAccount, merchantAccount, platformAccount } from './accounts.js';
+import { memberAccount, merchantAccount, platformAccount, type AccountRef } from './accounts.js';
 import type { EntryLine } from './posting.js';
 
 /**
@@ -18,6 +18,14 @@ export const entryKinds = {
   prepaidCharge: 'prepaid.charge',
 } as const;
 
+/** Two lines of one amount: `debit` debited, `credit` credited (each account's side as the entry names it). */
+export function debitCredit(debit: AccountRef, credit: AccountRef, amount: bigint): EntryLine[] {
+  return [
+    { account: debit, side: 'debit', amount },
+    { account: credit, side: 'credit', amount },
+  ];
+}
+
 /**
  * A fee a member paid, recognised as the merchant's: fee income against the fee retained (coins
  * the merchant keeps outside custody). The pair stands beside lines that take the fee out of the
@@ -27,27 +35,18 @@ export const entryKinds = {
  */
 export function memberFeeToMerchant(merchantId: string, fee: bigint): EntryLine[] {
   if (fee <= 0n) return [];
-  return [
-    { account: merchantAccount(merchantId, 'fee_retained'), side: 'debit', amount: fee },
-    { account: merchantAccount(merchantId, 'fee_income'), side: 'credit', amount: fee },
-  ];
+  return debitCredit(merchantAccount(merchantId, 'fee_retained'), merchantAccount(merchantId, 'fee_income'), fee);
 }
 
 /** The merchant reports a deposit: custody grows, the member's available balance grows. */
 export function depositLines(p: { memberId: string; merchantId: string; amount: bigint }): EntryLine[] {
-  return [
-    { account: merchantAccount(p.merchantId, 'custody'), side: 'debit', amount: p.amount },
-    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: p.amount },
-  ];
+  return debitCredit(merchantAccount(p.merchantId, 'custody'), memberAccount(p.memberId, 'available'), p.amount);
 }
 
 /** A withdrawal is created: amount plus fee move from available to withdrawing. */
 export function withdrawalLockLines(p: { memberId: string; amount: bigint; fee: bigint }): EntryLine[] {
   const total = p.amount + p.fee;
-  return [
-    { account: memberAccount(p.memberId, 'available'), side: 'debit', amount: total },
-    { account: memberAccount(p.memberId, 'withdrawing'), side: 'credit', amount: total },
-  ];
+  return debitCredit(memberAccount(p.memberId, 'available'), memberAccount(p.memberId, 'withdrawing'), total);
 }
 
 /**
@@ -65,46 +64,30 @@ export function withdrawalConfirmLines(p: {
   fee: bigint;
 }): EntryLine[] {
   const total = p.amount + p.fee;
-  const lines: EntryLine[] = [
-    { account: memberAccount(p.memberId, 'withdrawing'), side: 'debit', amount: total },
-    { account: merchantAccount(p.merchantId, 'custody'), side: 'credit', amount: total },
+  return [
+    ...debitCredit(memberAccount(p.memberId, 'withdrawing'), merchantAccount(p.merchantId, 'custody'), total),
+    ...memberFeeToMerchant(p.merchantId, p.fee),
   ];
-  if (p.fee > 0n) {
-    lines.push(
-      {
-        account: merchantAccount(p.merchantId, 'fee_retained'),
-        side: 'debit',
-        amount: p.fee,
-      },
-      { account: merchantAccount(p.merchantId, 'fee_income'), side: 'credit', amount: p.fee },
-    );
-  }
-  return lines;
 }
 
 /** The merchant could not pay out: amount plus fee return from withdrawing to available. */
 export function withdrawalFailLines(p: { memberId: string; amount: bigint; fee: bigint }): EntryLine[] {
   const total = p.amount + p.fee;
-  return [
-    { account: memberAccount(p.memberId, 'withdrawing'), side: 'debit', amount: total },
-    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: total },
-  ];
+  return debitCredit(memberAccount(p.memberId, 'withdrawing'), memberAccount(p.memberId, 'available'), total);
 }
 
 /** The operator credits a merchant's prepaid account (money received outside the ledger), against the platform's
  * prepaid funding kept for the merchant. */
 export function prepaidCreditLines(p: { merchantId: string; amount: bigint }): EntryLine[] {
-  return [
-    { account: platformAccount('prepaid_funding', p.merchantId), side: 'debit', amount: p.amount },
-    { account: merchantAccount(p.merchantId, 'prepaid'), side: 'credit', amount: p.amount },
-  ];
+  return debitCredit(
+    platformAccount('prepaid_funding', p.merchantId),
+    merchantAccount(p.merchantId, 'prepaid'),
+    p.amount,
+  );
 }
 
 /** A service charge taken from the merchant's prepaid account as platform income (the platform's fee income kept for
  * the merchant). */
 export function prepaidChargeLines(p: { merchantId: string; amount: bigint }): EntryLine[] {
-  return [
-    { account: merchantAccount(p.merchantId, 'prepaid'), side: 'debit', amount: p.amount },
-    { account: platformAccount('fee_income', p.merchantId), side: 'credit', amount: p.amount },
-  ];
+  return debitCredit(merchantAccount(p.merchantId, 'prepaid'), platformAccount('fee_income', p.merchantId), p.amount);
 }

@@ -6,7 +6,7 @@
  */
 import { memberAccount, platformAccount } from '../accounts.js';
 import type { EntryLine } from '../posting.js';
-import { memberFeeToMerchant } from '../rules.js';
+import { debitCredit, memberFeeToMerchant } from '../rules.js';
 
 // ---------------------------------------------------------------------------------------------
 // Entry kinds; with (reference type, reference id) each posts once.
@@ -75,10 +75,7 @@ export interface FeeMoney {
 
 /** Application created: the opening fee is frozen (available → frozen). */
 export function feeFreezeLines(p: FeeMoney): EntryLine[] {
-  return [
-    { account: memberAccount(p.memberId, 'available'), side: 'debit', amount: p.fee },
-    { account: memberAccount(p.memberId, 'frozen'), side: 'credit', amount: p.fee },
-  ];
+  return debitCredit(memberAccount(p.memberId, 'available'), memberAccount(p.memberId, 'frozen'), p.fee);
 }
 
 /**
@@ -88,18 +85,14 @@ export function feeFreezeLines(p: FeeMoney): EntryLine[] {
  */
 export function feeChargeLines(p: FeeMoney): EntryLine[] {
   return [
-    { account: memberAccount(p.memberId, 'frozen'), side: 'debit', amount: p.fee },
-    { account: platformAccount('settlement_clearing', p.merchantId), side: 'credit', amount: p.fee },
+    ...debitCredit(memberAccount(p.memberId, 'frozen'), platformAccount('settlement_clearing', p.merchantId), p.fee),
     ...memberFeeToMerchant(p.merchantId, p.fee),
   ];
 }
 
 /** Rejected or failed: the frozen fee goes back (frozen → available). */
 export function feeRefundLines(p: FeeMoney): EntryLine[] {
-  return [
-    { account: memberAccount(p.memberId, 'frozen'), side: 'debit', amount: p.fee },
-    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: p.fee },
-  ];
+  return debitCredit(memberAccount(p.memberId, 'frozen'), memberAccount(p.memberId, 'available'), p.fee);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -116,10 +109,7 @@ export interface TopUpMoney {
 
 /** Top-up created: amount plus fee frozen (available → frozen), source asset. */
 export function topUpFreezeLines(p: TopUpMoney): EntryLine[] {
-  return [
-    { account: memberAccount(p.memberId, 'available'), side: 'debit', amount: p.amount + p.fee },
-    { account: memberAccount(p.memberId, 'frozen'), side: 'credit', amount: p.amount + p.fee },
-  ];
+  return debitCredit(memberAccount(p.memberId, 'available'), memberAccount(p.memberId, 'frozen'), p.amount + p.fee);
 }
 
 /**
@@ -129,8 +119,7 @@ export function topUpFreezeLines(p: TopUpMoney): EntryLine[] {
  */
 export function topUpSettleLines(p: TopUpMoney): EntryLine[] {
   return [
-    { account: memberAccount(p.memberId, 'frozen'), side: 'debit', amount: p.amount + p.fee },
-    { account: settlementClearing(p.merchantId), side: 'credit', amount: p.amount + p.fee },
+    ...debitCredit(memberAccount(p.memberId, 'frozen'), settlementClearing(p.merchantId), p.amount + p.fee),
     ...memberFeeToMerchant(p.merchantId, p.fee),
   ];
 }
@@ -140,18 +129,12 @@ export function topUpSettleLines(p: TopUpMoney): EntryLine[] {
  * confirmed after the card stopped, on the member's available balance in the card currency.
  */
 export function topUpCreditLines(p: TopUpMoney, to: CardMoneyDestination = 'card'): EntryLine[] {
-  return [
-    { account: settlementClearing(p.merchantId), side: 'debit', amount: p.arrival },
-    { account: cardDestination(p.memberId, p.cardId, to), side: 'credit', amount: p.arrival },
-  ];
+  return debitCredit(settlementClearing(p.merchantId), cardDestination(p.memberId, p.cardId, to), p.arrival);
 }
 
 /** Failed: the freeze released in full (frozen → available). */
 export function topUpFailLines(p: TopUpMoney): EntryLine[] {
-  return [
-    { account: memberAccount(p.memberId, 'frozen'), side: 'debit', amount: p.amount + p.fee },
-    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: p.amount + p.fee },
-  ];
+  return debitCredit(memberAccount(p.memberId, 'frozen'), memberAccount(p.memberId, 'available'), p.amount + p.fee);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -171,10 +154,7 @@ export function clearingSplit(held: bigint, cleared: bigint): { fromHeld: bigint
 
 /** Authorisation approved: the amount is held (card → card_held). */
 export function authHoldLines(p: CardMove): EntryLine[] {
-  return [
-    { account: cardBucket(p.memberId, p.cardId, 'card'), side: 'debit', amount: p.amount },
-    { account: cardBucket(p.memberId, p.cardId, 'card_held'), side: 'credit', amount: p.amount },
-  ];
+  return debitCredit(cardBucket(p.memberId, p.cardId, 'card'), cardBucket(p.memberId, p.cardId, 'card_held'), p.amount);
 }
 
 /**
@@ -202,19 +182,13 @@ export function clearingLines(
  * stopped). */
 export function reversalLines(p: CardMove, to: CardMoneyDestination = 'card'): EntryLine[] {
   if (to === 'available') return heldReleaseToAvailableLines(p);
-  return [
-    { account: cardBucket(p.memberId, p.cardId, 'card_held'), side: 'debit', amount: p.amount },
-    { account: cardBucket(p.memberId, p.cardId, 'card'), side: 'credit', amount: p.amount },
-  ];
+  return debitCredit(cardBucket(p.memberId, p.cardId, 'card_held'), cardBucket(p.memberId, p.cardId, 'card'), p.amount);
 }
 
 /** Refund of cleared spending: the network pays it back onto the card (settlement clearing → card; → available once the
  * card stopped). */
 export function refundLines(p: CardMove & { merchantId: string }, to: CardMoneyDestination = 'card'): EntryLine[] {
-  return [
-    { account: settlementClearing(p.merchantId), side: 'debit', amount: p.amount },
-    { account: cardDestination(p.memberId, p.cardId, to), side: 'credit', amount: p.amount },
-  ];
+  return debitCredit(settlementClearing(p.merchantId), cardDestination(p.memberId, p.cardId, to), p.amount);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -227,10 +201,7 @@ export function refundLines(p: CardMove & { merchantId: string }, to: CardMoneyD
  * leave it as their clearings or reversals come (see `heldReleaseToAvailableLines`).
  */
 export function balanceReturnLines(p: CardMove): EntryLine[] {
-  return [
-    { account: cardBucket(p.memberId, p.cardId, 'card'), side: 'debit', amount: p.amount },
-    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: p.amount },
-  ];
+  return debitCredit(cardBucket(p.memberId, p.cardId, 'card'), memberAccount(p.memberId, 'available'), p.amount);
 }
 
 /**
@@ -238,8 +209,5 @@ export function balanceReturnLines(p: CardMove): EntryLine[] {
  * goes from `card_held:<id>` straight to available, never onto a card that cannot spend any more.
  */
 export function heldReleaseToAvailableLines(p: CardMove): EntryLine[] {
-  return [
-    { account: cardBucket(p.memberId, p.cardId, 'card_held'), side: 'debit', amount: p.amount },
-    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: p.amount },
-  ];
+  return debitCredit(cardBucket(p.memberId, p.cardId, 'card_held'), memberAccount(p.memberId, 'available'), p.amount);
 }

@@ -5,6 +5,7 @@
  */
 import { memberAccount, platformAccount } from '../accounts.js';
 import type { EntryLine } from '../posting.js';
+import { debitCredit } from '../rules.js';
 
 // Entry kinds; with (reference type, reference id) each posts once.
 
@@ -42,10 +43,7 @@ export function earnRedeemLines(memberId: string, amount: bigint): EntryLine[] {
 
 /** A flexible day's payout: the platform's interest account → the member's available. */
 export function earnPayoutLines(holder: EarnHolder, interest: bigint): EntryLine[] {
-  return [
-    { account: interestFund(holder.merchantId), side: 'debit', amount: interest },
-    { account: memberAccount(holder.memberId, 'available'), side: 'credit', amount: interest },
-  ];
+  return debitCredit(interestFund(holder.merchantId), memberAccount(holder.memberId, 'available'), interest);
 }
 
 /** Fixed-term maturity: principal from earn and the interest from the platform's account, both to available. */

@@ -6,7 +6,7 @@
  */
 import { memberAccount, merchantAccount, platformAccount } from '../accounts.js';
 import type { EntryLine } from '../posting.js';
-import { memberFeeToMerchant } from '../rules.js';
+import { debitCredit, memberFeeToMerchant } from '../rules.js';
 
 // Entry kinds; with (reference type, reference id) each posts once.
 
@@ -32,8 +32,11 @@ export interface ExecutionMoney {
  */
 export function exchangeSellLines(p: ExecutionMoney): EntryLine[] {
   return [
-    { account: memberAccount(p.memberId, 'available'), side: 'debit', amount: p.fromAmount },
-    { account: platformAccount('settlement_clearing', p.merchantId), side: 'credit', amount: p.fromAmount },
+    ...debitCredit(
+      memberAccount(p.memberId, 'available'),
+      platformAccount('settlement_clearing', p.merchantId),
+      p.fromAmount,
+    ),
     ...memberFeeToMerchant(p.merchantId, p.feeSide === 'from' ? p.fee : 0n),
   ];
 }
@@ -44,8 +47,11 @@ export function exchangeSellLines(p: ExecutionMoney): EntryLine[] {
  */
 export function exchangeBuyLines(p: ExecutionMoney): EntryLine[] {
   return [
-    { account: platformAccount('settlement_clearing', p.merchantId), side: 'debit', amount: p.toAmount },
-    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: p.toAmount },
+    ...debitCredit(
+      platformAccount('settlement_clearing', p.merchantId),
+      memberAccount(p.memberId, 'available'),
+      p.toAmount,
+    ),
     ...memberFeeToMerchant(p.merchantId, p.feeSide === 'to' ? p.fee : 0n),
   ];
 }

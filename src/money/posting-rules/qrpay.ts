@@ -6,6 +6,7 @@
  */
 import { memberAccount, platformAccount } from '../accounts.js';
 import type { EntryLine } from '../posting.js';
+import { debitCredit } from '../rules.js';
 
 // Entry kinds; with (reference type, reference id) each posts once.
 
@@ -18,33 +19,29 @@ export const qrpayEntryKinds = {
 
 /** Order created: the debit is frozen (available → frozen). */
 export function qrpayFreezeLines(p: { memberId: string; amount: bigint }): EntryLine[] {
-  return [
-    { account: memberAccount(p.memberId, 'available'), side: 'debit', amount: p.amount },
-    { account: memberAccount(p.memberId, 'frozen'), side: 'credit', amount: p.amount },
-  ];
+  return debitCredit(memberAccount(p.memberId, 'available'), memberAccount(p.memberId, 'frozen'), p.amount);
 }
 
 /** The provider confirmed the payment: frozen is cleared towards settlement clearing (kept for the order's merchant).
  * */
 export function qrpayCompleteLines(p: { memberId: string; merchantId: string; amount: bigint }): EntryLine[] {
-  return [
-    { account: memberAccount(p.memberId, 'frozen'), side: 'debit', amount: p.amount },
-    { account: platformAccount('settlement_clearing', p.merchantId), side: 'credit', amount: p.amount },
-  ];
+  return debitCredit(
+    memberAccount(p.memberId, 'frozen'),
+    platformAccount('settlement_clearing', p.merchantId),
+    p.amount,
+  );
 }
 
 /** The payment failed: the freeze is released in full (frozen → available). */
 export function qrpayFailLines(p: { memberId: string; amount: bigint }): EntryLine[] {
-  return [
-    { account: memberAccount(p.memberId, 'frozen'), side: 'debit', amount: p.amount },
-    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: p.amount },
-  ];
+  return debitCredit(memberAccount(p.memberId, 'frozen'), memberAccount(p.memberId, 'available'), p.amount);
 }
 
 /** The acquirer refunded a completed payment: settlement clearing → member available. */
 export function qrpayRefundLines(p: { memberId: string; merchantId: string; amount: bigint }): EntryLine[] {
-  return [
-    { account: platformAccount('settlement_clearing', p.merchantId), side: 'debit', amount: p.amount },
-    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: p.amount },
-  ];
+  return debitCredit(
+    platformAccount('settlement_clearing', p.merchantId),
+    memberAccount(p.memberId, 'available'),
+    p.amount,
+  );
 }

@@ -5,7 +5,7 @@
  */
 import { memberAccount, platformAccount } from '../accounts.js';
 import type { EntryLine } from '../posting.js';
-import { memberFeeToMerchant } from '../rules.js';
+import { debitCredit, memberFeeToMerchant } from '../rules.js';
 
 // Entry kinds; with (reference type, reference id) each posts once.
 
@@ -26,10 +26,7 @@ export interface RemitMoney {
 /** Order created: amount plus fee are frozen (available → frozen). */
 export function remitFreezeLines(p: RemitMoney): EntryLine[] {
   const total = p.amount + p.fee;
-  return [
-    { account: memberAccount(p.memberId, 'available'), side: 'debit', amount: total },
-    { account: memberAccount(p.memberId, 'frozen'), side: 'credit', amount: total },
-  ];
+  return debitCredit(memberAccount(p.memberId, 'available'), memberAccount(p.memberId, 'frozen'), total);
 }
 
 /**
@@ -41,8 +38,11 @@ export function remitFreezeLines(p: RemitMoney): EntryLine[] {
  */
 export function remitCompleteLines(p: RemitMoney): EntryLine[] {
   return [
-    { account: memberAccount(p.memberId, 'frozen'), side: 'debit', amount: p.amount + p.fee },
-    { account: platformAccount('settlement_clearing', p.merchantId), side: 'credit', amount: p.amount + p.fee },
+    ...debitCredit(
+      memberAccount(p.memberId, 'frozen'),
+      platformAccount('settlement_clearing', p.merchantId),
+      p.amount + p.fee,
+    ),
     ...memberFeeToMerchant(p.merchantId, p.fee),
   ];
 }
@@ -50,16 +50,14 @@ export function remitCompleteLines(p: RemitMoney): EntryLine[] {
 /** Failed (refused, never received): the freeze is released in full, fee included (frozen → available). */
 export function remitFailLines(p: RemitMoney): EntryLine[] {
   const total = p.amount + p.fee;
-  return [
-    { account: memberAccount(p.memberId, 'frozen'), side: 'debit', amount: total },
-    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: total },
-  ];
+  return debitCredit(memberAccount(p.memberId, 'frozen'), memberAccount(p.memberId, 'available'), total);
 }
 
 /** Returned by the beneficiary bank after completion: the amount comes back to available; the fee is kept. */
 export function remitReturnLines(p: RemitMoney): EntryLine[] {
-  return [
-    { account: platformAccount('settlement_clearing', p.merchantId), side: 'debit', amount: p.amount },
-    { account: memberAccount(p.memberId, 'available'), side: 'credit', amount: p.amount },
-  ];
+  return debitCredit(
+    platformAccount('settlement_clearing', p.merchantId),
+    memberAccount(p.memberId, 'available'),
+    p.amount,
+  );
 }
