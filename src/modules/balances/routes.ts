@@ -4,6 +4,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
 import { memberBalances, merchantBalances } from './queries.js';
 import { router } from '../../platform/route.js';
+import { idParams, readList } from '../../platform/route-kinds.js';
 import { ApiError } from '../../platform/errors.js';
 import type { ClockScope } from '../../platform/clock.js';
 import { createMonitor, deleteMonitor, listMonitors, monitorErrors, monitorsMax } from './monitors.js';
@@ -72,19 +73,18 @@ export async function balanceRoutes(app: AppInstance, ctx: ServiceContext): Prom
   };
   route.get(
     '/v1/balances',
-    {
-      access: { scope: 'balances:read', principal: 'member' },
-      schema: {
-        operationId: 'listBalances',
-        summary: "A member's balances per asset and bucket",
-        description:
-          'Only `available` is spendable. Decimal strings with the asset scale. Not paged. With `as_of`, the ' +
-          'buckets as they were at that instant.',
-        tags: ['Balances'],
-        querystring: AsOfQuery,
-        response: { 200: listEnvelope(MemberBalance) },
-      },
-    },
+    readList({
+      scope: 'balances:read',
+      principal: 'member',
+      operationId: 'listBalances',
+      summary: "A member's balances per asset and bucket",
+      description:
+        'Only `available` is spendable. Decimal strings with the asset scale. Not paged. With `as_of`, the ' +
+        'buckets as they were at that instant.',
+      tags: ['Balances'],
+      query: AsOfQuery,
+      item: MemberBalance,
+    }),
     async ({ principal, query }) =>
       constantList(
         await memberBalances(ctx.db, principal.environment, principal.memberId, await asOf(query.as_of, principal)),
@@ -166,7 +166,7 @@ export async function balanceRoutes(app: AppInstance, ctx: ServiceContext): Prom
         summary: 'Remove a balance monitor',
         description: "Another merchant's monitor, another environment's or one already removed is `not_found`.",
         tags: ['Balances'],
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'bmn_ prefix optional' }) }),
+        params: idParams('bmn_ prefix optional'),
         response: { 200: DeletedBalanceMonitor },
       },
     },

@@ -3,7 +3,8 @@ import { MemberAssetCreatedFilter, MemberRef } from '../../platform/list-filters
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
-import { PageQuery, listEnvelope } from '../../platform/pagination.js';
+import { idParams, readList, readOne } from '../../platform/route-kinds.js';
+import { PageQuery } from '../../platform/pagination.js';
 import { createDeposits, depositErrors, getDeposit, listDeposits } from './service.js';
 
 const Deposit = Type.Object(
@@ -66,40 +67,36 @@ export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Prom
 
   route.get(
     '/v1/deposits/:id',
-    {
-      access: { scope: 'deposits:read', principal: 'either' },
+    readOne({
+      scope: 'deposits:read',
       errors: depositErrors.get,
-      schema: {
-        operationId: 'getDeposit',
-        summary: 'Get a deposit',
-        description:
-          "The merchant reads any of its deposits; on behalf of a member, only that member's own. Another " +
-          "merchant's deposit, or another environment's, is `not_found`.",
-        tags,
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'dep_ prefix optional' }) }),
-        response: { 200: Deposit },
-      },
-    },
+      operationId: 'getDeposit',
+      summary: 'Get a deposit',
+      description:
+        "The merchant reads any of its deposits; on behalf of a member, only that member's own. Another " +
+        "merchant's deposit, or another environment's, is `not_found`.",
+      tags,
+      params: idParams('dep_ prefix optional'),
+      response: Deposit,
+    }),
     async ({ principal, params }) => getDeposit(ctx.db, principal, params.id),
   );
 
   route.get(
     '/v1/deposits',
-    {
-      access: { scope: 'deposits:read', principal: 'either' },
-      schema: {
-        operationId: 'listDeposits',
-        summary: 'List deposits',
-        description:
-          "As the merchant: all its deposits; on behalf of a member: that member's own. Newest first, cursor pages. " +
-          ('Filters combine: `member_id` (either form; an unknown member, or another member than the one ' +
-            'acted for, gives an empty page), ') +
-          '`asset`, and `created_gte` (inclusive) / `created_lt` (exclusive), ISO 8601 with a time zone.',
-        tags,
-        querystring: Type.Object({ ...PageQuery.properties, ...MemberAssetCreatedFilter }),
-        response: { 200: listEnvelope(Deposit) },
-      },
-    },
+    readList({
+      scope: 'deposits:read',
+      operationId: 'listDeposits',
+      summary: 'List deposits',
+      description:
+        "As the merchant: all its deposits; on behalf of a member: that member's own. Newest first, cursor pages. " +
+        ('Filters combine: `member_id` (either form; an unknown member, or another member than the one ' +
+          'acted for, gives an empty page), ') +
+        '`asset`, and `created_gte` (inclusive) / `created_lt` (exclusive), ISO 8601 with a time zone.',
+      tags,
+      query: Type.Object({ ...PageQuery.properties, ...MemberAssetCreatedFilter }),
+      item: Deposit,
+    }),
     async ({ principal, query }) => listDeposits(ctx.db, principal, query),
   );
 }

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../platform/pagination.js';
+import { idParams } from '../../platform/route-kinds.js';
 
 /** The event object: exactly the webhook body (the reference's Events section; `eventBody` renders both). */
 export const Event = Type.Object(
@@ -57,8 +58,6 @@ export const EventsQuery = Type.Object({
   ),
 });
 
-export const EventParams = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 100, description: '`evt_` prefix optional' }),
-});
+export const EventParams = idParams('`evt_` prefix optional');
 
 export const StreamQuery = Type.Object({ type: Type.Optional(TypeFilter) });

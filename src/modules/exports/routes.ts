@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
+import { idParams } from '../../platform/route-kinds.js';
 import { mount } from '../../platform/route-mount.js';
 import { ApiError } from '../../platform/errors.js';
 import { PageQuery, listEnvelope } from '../../platform/pagination.js';
@@ -38,9 +39,7 @@ const Export = Type.Object(
   { title: 'Export' },
 );
 
-const IdParams = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 100, description: 'exp_ prefix optional' }),
-});
+const IdParams = idParams('exp_ prefix optional');
 
 export async function exportRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   const route = router(app, ctx);

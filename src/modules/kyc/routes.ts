@@ -2,8 +2,9 @@ import { Type } from 'typebox';
 import { MemberRef } from '../../platform/list-filters.js';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { constantList, listEnvelope } from '../../platform/pagination.js';
+import { constantList } from '../../platform/pagination.js';
 import { router } from '../../platform/route.js';
+import { idParams, readList, readOne } from '../../platform/route-kinds.js';
 import { hostedOrigin } from '../hosted-screens/index.js';
 import { requirementsOf } from './queries.js';
 import { orderRequirements } from './rules.js';
@@ -88,40 +89,36 @@ export async function kycRoutes(app: AppInstance, ctx: ServiceContext): Promise<
 
   route.get(
     '/v1/kyc/profiles/:id',
-    {
-      access: { scope: 'kyc:write', principal: 'either' },
+    readOne({
+      scope: 'kyc:write',
       errors: kycErrors.read,
-      schema: {
-        operationId: 'getKycProfile',
-        summary: 'A KYC profile: status and level',
-        description:
-          "The profile a `kyc.profile.*` event names (`data.id`): ids, status and the member's `kyc_level`, " +
-          'never the personal data. ' +
-          ("On behalf of a member only its own; another member's or merchant's: 404 `not_found`. `kyp_` " +
-            'prefix optional.'),
-        tags,
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 80, description: 'kyp_<uuid>' }) }),
-        response: { 200: ReviewedProfile },
-      },
-    },
+      operationId: 'getKycProfile',
+      summary: 'A KYC profile: status and level',
+      description:
+        "The profile a `kyc.profile.*` event names (`data.id`): ids, status and the member's `kyc_level`, " +
+        'never the personal data. ' +
+        ("On behalf of a member only its own; another member's or merchant's: 404 `not_found`. `kyp_` " +
+          'prefix optional.'),
+      tags,
+      params: idParams({ maxLength: 80, description: 'kyp_<uuid>' }),
+      response: ReviewedProfile,
+    }),
     async ({ principal, params }) => getProfile(ctx.db, principal, params.id),
   );
 
   route.get(
     '/v1/kyc/requirements',
-    {
-      access: { scope: 'kyc:write', principal: 'either' },
+    readList({
+      scope: 'kyc:write',
       errors: kycErrors.requirements,
-      schema: {
-        operationId: 'listKycRequirements',
-        summary: 'Minimum KYC level per business',
-        description:
-          "A bounded list (never paged). A call that needs a higher level than the member's `kyc_level` " +
-          'answers 400 `kyc_required`.',
-        tags,
-        response: { 200: listEnvelope(Requirement) },
-      },
-    },
+      operationId: 'listKycRequirements',
+      summary: 'Minimum KYC level per business',
+      description:
+        "A bounded list (never paged). A call that needs a higher level than the member's `kyc_level` " +
+        'answers 400 `kyc_required`.',
+      tags,
+      item: Requirement,
+    }),
     async ({ principal }) => constantList(orderRequirements(await requirementsOf(ctx.db, principal.environment))),
   );
 

@@ -3,6 +3,7 @@ import { MemberAssetCreatedFilter } from '../../platform/list-filters.js';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
+import { idParams } from '../../platform/route-kinds.js';
 import { ApiError } from '../../platform/errors.js';
 import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
 import { resolveMember } from '../members/index.js';
@@ -117,7 +118,7 @@ export async function ledgerEntryRoutes(app: AppInstance, ctx: ServiceContext): 
         summary: 'Get a journal entry',
         description: "One of the merchant's entries; another merchant's, or another environment's, is `not_found`.",
         tags,
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'jre_ prefix optional' }) }),
+        params: idParams('jre_ prefix optional'),
         response: { 200: LedgerEntry },
       },
     },

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
+import { idParams } from '../../platform/route-kinds.js';
 import { CreateMemberBody, Member, MemberIdParams } from './schemas.js';
 import { createMembers, getMember, memberErrors, memberView, revokeSessions, suspendMember } from './service.js';
 import { profileStatusOf } from '../kyc/index.js';
@@ -87,9 +88,7 @@ export async function memberRoutes(app: AppInstance, ctx: ServiceContext): Promi
           'Voids every member-bound session and hosted-screen link of the member. Not a ban. The path takes ' +
           'only the external_member_id.',
         tags,
-        params: Type.Object({
-          id: Type.String({ minLength: 1, maxLength: 100, description: 'external_member_id only' }),
-        }),
+        params: idParams('external_member_id only'),
         response: { 200: Type.Object({ id: Type.String(), revoked: Type.Literal(true) }) },
       },
     },

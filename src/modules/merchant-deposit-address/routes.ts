@@ -2,7 +2,8 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
-import { PageQuery, listEnvelope } from '../../platform/pagination.js';
+import { readList } from '../../platform/route-kinds.js';
+import { PageQuery } from '../../platform/pagination.js';
 import { depositAddressErrors, listDepositAddresses, requestAddress, storeAddress } from './service.js';
 
 const tags = ['Merchant'];
@@ -57,21 +58,20 @@ export async function merchantDepositAddressRoutes(app: AppInstance, ctx: Servic
 
   route.get(
     '/v1/merchant/deposit-addresses',
-    {
-      access: { scope: 'merchant:read', principal: 'merchant' },
-      schema: {
-        operationId: 'listMerchantDepositAddresses',
-        summary: "List the merchant's deposit addresses",
-        description: 'Newest first; optional `asset` and `network` filters.',
-        tags,
-        querystring: Type.Object({
-          ...PageQuery.properties,
-          asset: Type.Optional(Type.String({ maxLength: 16 })),
-          network: Type.Optional(Type.String({ maxLength: 32 })),
-        }),
-        response: { 200: listEnvelope(DepositAddress) },
-      },
-    },
+    readList({
+      scope: 'merchant:read',
+      principal: 'merchant',
+      operationId: 'listMerchantDepositAddresses',
+      summary: "List the merchant's deposit addresses",
+      description: 'Newest first; optional `asset` and `network` filters.',
+      tags,
+      query: Type.Object({
+        ...PageQuery.properties,
+        asset: Type.Optional(Type.String({ maxLength: 16 })),
+        network: Type.Optional(Type.String({ maxLength: 32 })),
+      }),
+      item: DepositAddress,
+    }),
     async ({ principal, query }) => listDepositAddresses(db, principal.merchantId, principal.environment, query),
   );
 }

@@ -1,5 +1,6 @@
 import type { ServiceContext } from '../../../service-context.js';
 import type { Router } from '../../../platform/route.js';
+import { readOne, sandboxStep } from '../../../platform/route-kinds.js';
 import { hostedOrigin } from '../../hosted-screens/index.js';
 import { IdParams, Ticket } from '../shared/schemas.js';
 import { AdvanceBody, ApplicationBody, CardApplication } from './schemas.js';
@@ -28,7 +29,7 @@ export function applicationRoutes(route: Router, ctx: ServiceContext) {
         '/v1/cards/applications',
         {
           access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
-          errors: [...applicationErrors.create],
+          errors: applicationErrors.create,
           schema: {
             operationId: 'createCardApplication',
             summary: 'Apply for a card',
@@ -63,18 +64,16 @@ export function applicationRoutes(route: Router, ctx: ServiceContext) {
     getById() {
       route.get(
         '/v1/cards/applications/:id',
-        {
-          access: { scope: 'cards:read', principal: 'either' },
-          errors: [...applicationErrors.get],
-          schema: {
-            operationId: 'getCardApplication',
-            summary: 'Get a card application',
-            description: 'On behalf of a member, only its own. `cap_` prefix optional.',
-            tags,
-            params: IdParams,
-            response: { 200: CardApplication },
-          },
-        },
+        readOne({
+          scope: 'cards:read',
+          errors: applicationErrors.get,
+          operationId: 'getCardApplication',
+          summary: 'Get a card application',
+          description: 'On behalf of a member, only its own. `cap_` prefix optional.',
+          tags,
+          params: IdParams,
+          response: CardApplication,
+        }),
         async ({ principal, params }) => getApplication(db, principal, params.id),
       );
     },
@@ -84,7 +83,7 @@ export function applicationRoutes(route: Router, ctx: ServiceContext) {
         '/v1/cards/applications/:id/supplement-sessions',
         {
           access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
-          errors: [...applicationErrors.supplementSession],
+          errors: applicationErrors.supplementSession,
           schema: {
             operationId: 'createCardSupplementSession',
             summary: 'Open the card supplement screen',
@@ -107,8 +106,8 @@ export function applicationRoutes(route: Router, ctx: ServiceContext) {
       route.post(
         '/v1/sandbox/cards/applications/:id/advance',
         {
-          access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
-          errors: [...applicationErrors.advance],
+          access: sandboxStep,
+          errors: applicationErrors.advance,
           schema: {
             operationId: 'advanceSandboxCardApplication',
             summary: 'Sandbox: the issuer decides a card application',

@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import type { ServiceContext } from '../../../service-context.js';
 import type { Router } from '../../../platform/route.js';
-import { listEnvelope, PageQuery } from '../../../platform/pagination.js';
+import { readList, readOne, sandboxStep } from '../../../platform/route-kinds.js';
+import { PageQuery } from '../../../platform/pagination.js';
 import { hostedOrigin } from '../../hosted-screens/index.js';
 import { stepUpCall, stepUpErrors } from '../../step-up/index.js';
 import { IdParams, Ticket } from '../shared/schemas.js';
@@ -30,16 +31,15 @@ export function cardRecordRoutes(route: Router, ctx: ServiceContext) {
     list() {
       route.get(
         '/v1/cards',
-        {
-          access: { scope: 'cards:read', principal: 'member' },
-          schema: {
-            operationId: 'listCards',
-            summary: "List the member's cards",
-            tags,
-            querystring: PageQuery,
-            response: { 200: listEnvelope(Card) },
-          },
-        },
+        readList({
+          scope: 'cards:read',
+          principal: 'member',
+          operationId: 'listCards',
+          summary: "List the member's cards",
+          tags,
+          query: PageQuery,
+          item: Card,
+        }),
         async ({ principal, query }) => listCards(db, principal, query),
       );
     },
@@ -47,18 +47,16 @@ export function cardRecordRoutes(route: Router, ctx: ServiceContext) {
     getById() {
       route.get(
         '/v1/cards/:id',
-        {
-          access: { scope: 'cards:read', principal: 'either' },
-          errors: [...cardErrors.get],
-          schema: {
-            operationId: 'getCard',
-            summary: 'Get a card',
-            description: 'The full record; never the card number or the CVV. `crd_` prefix optional.',
-            tags,
-            params: IdParams,
-            response: { 200: Card },
-          },
-        },
+        readOne({
+          scope: 'cards:read',
+          errors: cardErrors.get,
+          operationId: 'getCard',
+          summary: 'Get a card',
+          description: 'The full record; never the card number or the CVV. `crd_` prefix optional.',
+          tags,
+          params: IdParams,
+          response: Card,
+        }),
         async ({ principal, params }) => getCard(db, principal, params.id),
       );
     },
@@ -111,7 +109,7 @@ export function cardRecordRoutes(route: Router, ctx: ServiceContext) {
         '/v1/cards/:id/secure-session',
         {
           access: { scope: 'cards:secure', principal: 'member', idempotency: 'required' },
-          errors: [...revealErrors.session],
+          errors: revealErrors.session,
           schema: {
             operationId: 'createCardSecureSession',
             summary: 'Open the card reveal screen',
@@ -135,8 +133,8 @@ export function cardRecordRoutes(route: Router, ctx: ServiceContext) {
       route.post(
         '/v1/sandbox/cards/:id/ship',
         {
-          access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
-          errors: [...cardErrors.ship],
+          access: sandboxStep,
+          errors: cardErrors.ship,
           schema: {
             operationId: 'shipSandboxCard',
             summary: 'Sandbox: a physical card is shipped',

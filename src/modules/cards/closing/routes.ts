@@ -17,7 +17,7 @@ export function closingRoutes(route: Router, ctx: ServiceContext) {
         '/v1/cards/:id/close',
         {
           access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
-          errors: [...closingErrors.close],
+          errors: closingErrors.close,
           schema: {
             operationId: 'closeCard',
             summary: 'Close a card',

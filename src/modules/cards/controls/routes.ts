@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Type } from 'typebox';
 import type { ServiceContext } from '../../../service-context.js';
 import type { Router } from '../../../platform/route.js';
+import { readOne } from '../../../platform/route-kinds.js';
 import { AddressSchema, IdParams } from '../shared/schemas.js';
 import { BillingAddressBody, LimitsBody, MerchantRules, MerchantRulesBody } from './schemas.js';
 import {
@@ -29,7 +30,7 @@ export function controlRoutes(route: Router, ctx: ServiceContext) {
         '/v1/cards/:id/limits',
         {
           access: { scope: 'cards:write', principal: 'member', idempotency: 'optional' },
-          errors: [...controlErrors.limits],
+          errors: controlErrors.limits,
           schema: {
             operationId: 'updateCardLimits',
             summary: "Set a card's limits",
@@ -57,21 +58,20 @@ export function controlRoutes(route: Router, ctx: ServiceContext) {
     getMerchantRules() {
       route.get(
         '/v1/cards/:id/merchant-rules',
-        {
-          access: { scope: 'cards:read', principal: 'member' },
-          errors: [...controlErrors.getMerchantRules],
-          schema: {
-            operationId: 'getCardMerchantRules',
-            summary: "Get a card's merchant rules",
-            description:
-              'The stored set; `synced: false` while the issuer has not confirmed it (after a 502 the ' +
-              'requested set is the stored baseline, until a retry or reconciliation settles it). No rules: ' +
-              '`rule_type` null and empty lists.',
-            tags,
-            params: IdParams,
-            response: { 200: MerchantRules },
-          },
-        },
+        readOne({
+          scope: 'cards:read',
+          principal: 'member',
+          errors: controlErrors.getMerchantRules,
+          operationId: 'getCardMerchantRules',
+          summary: "Get a card's merchant rules",
+          description:
+            'The stored set; `synced: false` while the issuer has not confirmed it (after a 502 the ' +
+            'requested set is the stored baseline, until a retry or reconciliation settles it). No rules: ' +
+            '`rule_type` null and empty lists.',
+          tags,
+          params: IdParams,
+          response: MerchantRules,
+        }),
         async ({ principal, params }) => getMerchantRules(db, principal, params.id),
       );
     },
@@ -81,7 +81,7 @@ export function controlRoutes(route: Router, ctx: ServiceContext) {
         '/v1/cards/:id/merchant-rules',
         {
           access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
-          errors: [...controlErrors.merchantRules],
+          errors: controlErrors.merchantRules,
           schema: {
             operationId: 'setCardMerchantRules',
             summary: "Replace a card's merchant rules",
@@ -149,7 +149,7 @@ export function controlRoutes(route: Router, ctx: ServiceContext) {
         '/v1/cards/:id/billing-address',
         {
           access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
-          errors: [...controlErrors.billingAddress],
+          errors: controlErrors.billingAddress,
           schema: {
             operationId: 'updateCardBillingAddress',
             summary: "Change a card's billing address",
@@ -182,7 +182,7 @@ export function controlRoutes(route: Router, ctx: ServiceContext) {
         '/v1/cards/:id/cvv/unblock',
         {
           access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
-          errors: [...controlErrors.cvvUnblock],
+          errors: controlErrors.cvvUnblock,
           schema: {
             operationId: 'unblockCardCvv',
             summary: "Unlock a card's CVV",

@@ -1,6 +1,6 @@
 import type { ServiceContext } from '../../../service-context.js';
 import type { Router } from '../../../platform/route.js';
-import { listEnvelope } from '../../../platform/pagination.js';
+import { readList } from '../../../platform/route-kinds.js';
 import { CardProduct } from './schemas.js';
 import { listProducts } from './service.js';
 
@@ -16,18 +16,17 @@ export function productRoutes(route: Router, ctx: ServiceContext) {
     list() {
       route.get(
         '/v1/cards/products',
-        {
-          access: { scope: 'cards:read', principal: 'merchant' },
-          schema: {
-            operationId: 'listCardProducts',
-            summary: 'List card products',
-            description:
-              'Enabled products the merchant may issue: all BINs when the merchant has no BIN authorisation ' +
-              'rows, otherwise only the authorised BINs. Never paged.',
-            tags,
-            response: { 200: listEnvelope(CardProduct) },
-          },
-        },
+        readList({
+          scope: 'cards:read',
+          principal: 'merchant',
+          operationId: 'listCardProducts',
+          summary: 'List card products',
+          description:
+            'Enabled products the merchant may issue: all BINs when the merchant has no BIN authorisation ' +
+            'rows, otherwise only the authorised BINs. Never paged.',
+          tags,
+          item: CardProduct,
+        }),
         async ({ principal }) => listProducts(db, principal.merchantId, principal.environment),
       );
     },

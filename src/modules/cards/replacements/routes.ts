@@ -1,6 +1,6 @@
 import type { ServiceContext } from '../../../service-context.js';
 import type { Router } from '../../../platform/route.js';
-import { listEnvelope } from '../../../platform/pagination.js';
+import { readList, readOne } from '../../../platform/route-kinds.js';
 import { IdParams } from '../shared/schemas.js';
 import { Replacement, ReplacementBody, ReplacementCreated, ReplacementListQuery } from './schemas.js';
 import { createReplacement, getReplacement, listReplacements, replacementErrors } from './service.js';
@@ -19,7 +19,7 @@ export function replacementRoutes(route: Router, ctx: ServiceContext) {
         '/v1/cards/:id/replacements',
         {
           access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
-          errors: [...replacementErrors.create],
+          errors: replacementErrors.create,
           schema: {
             operationId: 'createCardReplacement',
             summary: 'Request a card replacement',
@@ -54,19 +54,17 @@ export function replacementRoutes(route: Router, ctx: ServiceContext) {
     list() {
       route.get(
         '/v1/cards/replacements',
-        {
-          access: { scope: 'cards:read', principal: 'either' },
-          schema: {
-            operationId: 'listCardReplacements',
-            summary: 'List card replacements',
-            description:
-              'Newest first, cursor pages. On behalf of a member only its own; as the merchant, all of its ' +
-              "members'. `card_id` (`crd_` prefix optional) lists one card's replacements.",
-            tags,
-            querystring: ReplacementListQuery,
-            response: { 200: listEnvelope(Replacement) },
-          },
-        },
+        readList({
+          scope: 'cards:read',
+          operationId: 'listCardReplacements',
+          summary: 'List card replacements',
+          description:
+            'Newest first, cursor pages. On behalf of a member only its own; as the merchant, all of its ' +
+            "members'. `card_id` (`crd_` prefix optional) lists one card's replacements.",
+          tags,
+          query: ReplacementListQuery,
+          item: Replacement,
+        }),
         async ({ principal, query }) => listReplacements(db, principal, query),
       );
     },
@@ -74,18 +72,16 @@ export function replacementRoutes(route: Router, ctx: ServiceContext) {
     getById() {
       route.get(
         '/v1/cards/replacements/:id',
-        {
-          access: { scope: 'cards:read', principal: 'either' },
-          errors: [...replacementErrors.get],
-          schema: {
-            operationId: 'getCardReplacement',
-            summary: 'Get a card replacement',
-            description: 'On behalf of a member, only its own. `crp_` prefix optional.',
-            tags,
-            params: IdParams,
-            response: { 200: Replacement },
-          },
-        },
+        readOne({
+          scope: 'cards:read',
+          errors: replacementErrors.get,
+          operationId: 'getCardReplacement',
+          summary: 'Get a card replacement',
+          description: 'On behalf of a member, only its own. `crp_` prefix optional.',
+          tags,
+          params: IdParams,
+          response: Replacement,
+        }),
         async ({ principal, params }) => getReplacement(db, principal, params.id),
       );
     },

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { idParams } from '../../../platform/route-kinds.js';
 
 /** Route schemas several card sub-areas use (an address, a screen ticket, the id parameter). The single source for
  * validation, types and OpenAPI. */
@@ -21,4 +22,4 @@ export const Ticket = Type.Object(
   { title: 'CardScreenTicket' },
 );
 
-export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 80 }) });
+export const IdParams = idParams({ maxLength: 80 });

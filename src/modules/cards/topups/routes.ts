@@ -1,7 +1,7 @@
-import { Type } from 'typebox';
 import type { ServiceContext } from '../../../service-context.js';
-import { PageQuery, listEnvelope } from '../../../platform/pagination.js';
+import { PageQuery } from '../../../platform/pagination.js';
 import type { Router } from '../../../platform/route.js';
+import { idParams, readList, readOne } from '../../../platform/route-kinds.js';
 import { IdParams } from '../shared/schemas.js';
 import { CardTopUp, TopUpBody, TopUpParams, TopUpQuote } from './schemas.js';
 import { createTopUp, getTopUp, listTopUps, quoteTopUp, rateFor, topUpErrors } from './service.js';
@@ -20,7 +20,7 @@ export function topUpRoutes(route: Router, ctx: ServiceContext) {
         '/v1/cards/:id/topup-quotes',
         {
           access: { scope: 'cards:read', principal: 'member' },
-          errors: [...topUpErrors.quote],
+          errors: topUpErrors.quote,
           schema: {
             operationId: 'createCardTopupQuote',
             summary: 'Quote a card top-up',
@@ -53,7 +53,7 @@ export function topUpRoutes(route: Router, ctx: ServiceContext) {
         '/v1/cards/:id/topups',
         {
           access: { scope: 'cards:write', principal: 'member', idempotency: 'required' },
-          errors: [...topUpErrors.create],
+          errors: topUpErrors.create,
           schema: {
             operationId: 'createCardTopup',
             summary: 'Top up a card',
@@ -90,60 +90,52 @@ export function topUpRoutes(route: Router, ctx: ServiceContext) {
     list() {
       route.get(
         '/v1/cards/:id/topups',
-        {
-          access: { scope: 'cards:read', principal: 'either' },
-          errors: [...topUpErrors.get],
-          schema: {
-            operationId: 'listCardTopups',
-            summary: "List a card's top-ups",
-            description: 'Newest first (cursor). On behalf of a member, only its own cards.',
-            tags,
-            params: IdParams,
-            querystring: PageQuery,
-            response: { 200: listEnvelope(CardTopUp) },
-          },
-        },
+        readList({
+          scope: 'cards:read',
+          errors: topUpErrors.get,
+          operationId: 'listCardTopups',
+          summary: "List a card's top-ups",
+          description: 'Newest first (cursor). On behalf of a member, only its own cards.',
+          tags,
+          params: IdParams,
+          query: PageQuery,
+          item: CardTopUp,
+        }),
         async ({ principal, params, query }) => listTopUps(db, principal, params.id, query),
       );
     },
     getById() {
       route.get(
         '/v1/cards/topups/:id',
-        {
-          access: { scope: 'cards:read', principal: 'either' },
-          errors: [...topUpErrors.get],
-          schema: {
-            operationId: 'getCardTopupById',
-            summary: 'Get a card top-up by its id',
-            description:
-              'The same object as `GET /v1/cards/{id}/topups/{topup_id}`, without the card id (a ' +
-              '`card.topup.*` event carries only `data.id`). `ctu_` prefix optional. On behalf of a member, ' +
-              "only its own; as the merchant, any of its members'.",
-            tags,
-            params: Type.Object({
-              id: Type.String({ minLength: 1, maxLength: 80, description: 'Top-up id; `ctu_` prefix optional' }),
-            }),
-            response: { 200: CardTopUp },
-          },
-        },
+        readOne({
+          scope: 'cards:read',
+          errors: topUpErrors.get,
+          operationId: 'getCardTopupById',
+          summary: 'Get a card top-up by its id',
+          description:
+            'The same object as `GET /v1/cards/{id}/topups/{topup_id}`, without the card id (a ' +
+            '`card.topup.*` event carries only `data.id`). `ctu_` prefix optional. On behalf of a member, ' +
+            "only its own; as the merchant, any of its members'.",
+          tags,
+          params: idParams({ maxLength: 80, description: 'Top-up id; `ctu_` prefix optional' }),
+          response: CardTopUp,
+        }),
         async ({ principal, params }) => getTopUp(db, principal, undefined, params.id),
       );
     },
     getOfCard() {
       route.get(
         '/v1/cards/:id/topups/:topup_id',
-        {
-          access: { scope: 'cards:read', principal: 'either' },
-          errors: [...topUpErrors.get],
-          schema: {
-            operationId: 'getCardTopup',
-            summary: 'Get a card top-up',
-            description: 'Prefixes optional. On behalf of a member, only its own.',
-            tags,
-            params: TopUpParams,
-            response: { 200: CardTopUp },
-          },
-        },
+        readOne({
+          scope: 'cards:read',
+          errors: topUpErrors.get,
+          operationId: 'getCardTopup',
+          summary: 'Get a card top-up',
+          description: 'Prefixes optional. On behalf of a member, only its own.',
+          tags,
+          params: TopUpParams,
+          response: CardTopUp,
+        }),
         async ({ principal, params }) => getTopUp(db, principal, params.id, params.topup_id),
       );
     },

@@ -1,14 +1,14 @@
 import { Type } from 'typebox';
 import type { ServiceContext } from '../../../service-context.js';
-import { PageQuery, listEnvelope } from '../../../platform/pagination.js';
+import { PageQuery } from '../../../platform/pagination.js';
 import type { Router } from '../../../platform/route.js';
+import { idParams, readList, readOne, sandboxStep } from '../../../platform/route-kinds.js';
 import { IdParams } from '../shared/schemas.js';
 import { AuthorizationAnswer, AuthorizationBody, CardTransaction, FollowBody, TransactionsQuery } from './schemas.js';
 import { authorize, getTransaction, listTransactions, transactionErrors } from './service.js';
 import { follow } from './follow.js';
 
 const tags = ['Cards'];
-const sandbox = { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true } as const;
 
 /**
  * Card transaction routes and the sandbox's network messages (docs/cards.md "Card money"), one
@@ -21,44 +21,38 @@ export function transactionRoutes(route: Router, ctx: ServiceContext) {
     getById() {
       route.get(
         '/v1/cards/transactions/:id',
-        {
-          access: { scope: 'cards:read', principal: 'either' },
-          errors: [...transactionErrors.get],
-          schema: {
-            operationId: 'getCardTransaction',
-            summary: 'Get a card transaction by its id',
-            description:
-              'One transaction as `GET /v1/cards/{id}/transactions` lists it, without the card id (a ' +
-              '`card.transaction.*` event carries only `data.id`). `ctx_` prefix optional. On behalf of a ' +
-              "member, only its own; as the merchant, any of its members'.",
-            tags,
-            params: Type.Object({
-              id: Type.String({ minLength: 1, maxLength: 80, description: 'Transaction id; `ctx_` prefix optional' }),
-            }),
-            response: { 200: CardTransaction },
-          },
-        },
+        readOne({
+          scope: 'cards:read',
+          errors: transactionErrors.get,
+          operationId: 'getCardTransaction',
+          summary: 'Get a card transaction by its id',
+          description:
+            'One transaction as `GET /v1/cards/{id}/transactions` lists it, without the card id (a ' +
+            '`card.transaction.*` event carries only `data.id`). `ctx_` prefix optional. On behalf of a ' +
+            "member, only its own; as the merchant, any of its members'.",
+          tags,
+          params: idParams({ maxLength: 80, description: 'Transaction id; `ctx_` prefix optional' }),
+          response: CardTransaction,
+        }),
         async ({ principal, params }) => getTransaction(db, principal, params.id),
       );
     },
     list() {
       route.get(
         '/v1/cards/:id/transactions',
-        {
-          access: { scope: 'cards:read', principal: 'either' },
-          errors: [...transactionErrors.list],
-          schema: {
-            operationId: 'listCardTransactions',
-            summary: "List a card's transactions",
-            description:
-              'Authorisations (approved or declined, with `decline_reason`), clearings, reversals and ' +
-              'refunds, newest first (cursor); optional `type`.',
-            tags,
-            params: IdParams,
-            querystring: Type.Object({ ...PageQuery.properties, ...TransactionsQuery.properties }),
-            response: { 200: listEnvelope(CardTransaction) },
-          },
-        },
+        readList({
+          scope: 'cards:read',
+          errors: transactionErrors.list,
+          operationId: 'listCardTransactions',
+          summary: "List a card's transactions",
+          description:
+            'Authorisations (approved or declined, with `decline_reason`), clearings, reversals and ' +
+            'refunds, newest first (cursor); optional `type`.',
+          tags,
+          params: IdParams,
+          query: Type.Object({ ...PageQuery.properties, ...TransactionsQuery.properties }),
+          item: CardTransaction,
+        }),
         async ({ principal, params, query }) => listTransactions(db, principal, params.id, query),
       );
     },
@@ -66,8 +60,8 @@ export function transactionRoutes(route: Router, ctx: ServiceContext) {
       route.post(
         '/v1/sandbox/cards/:id/authorizations',
         {
-          access: sandbox,
-          errors: [...transactionErrors.authorize],
+          access: sandboxStep,
+          errors: transactionErrors.authorize,
           schema: {
             operationId: 'createSandboxCardAuthorization',
             summary: 'Sandbox: a card authorisation',
@@ -97,8 +91,8 @@ export function transactionRoutes(route: Router, ctx: ServiceContext) {
       route.post(
         '/v1/sandbox/cards/:id/clearings',
         {
-          access: sandbox,
-          errors: [...transactionErrors.follow],
+          access: sandboxStep,
+          errors: transactionErrors.follow,
           schema: {
             operationId: 'createSandboxCardClearing',
             summary: 'Sandbox: the network clears an authorisation',
@@ -124,8 +118,8 @@ export function transactionRoutes(route: Router, ctx: ServiceContext) {
       route.post(
         '/v1/sandbox/cards/:id/reversals',
         {
-          access: sandbox,
-          errors: [...transactionErrors.follow],
+          access: sandboxStep,
+          errors: transactionErrors.follow,
           schema: {
             operationId: 'createSandboxCardReversal',
             summary: 'Sandbox: the network reverses an authorisation',
@@ -149,8 +143,8 @@ export function transactionRoutes(route: Router, ctx: ServiceContext) {
       route.post(
         '/v1/sandbox/cards/:id/refunds',
         {
-          access: sandbox,
-          errors: [...transactionErrors.follow],
+          access: sandboxStep,
+          errors: transactionErrors.follow,
           schema: {
             operationId: 'createSandboxCardRefund',
             summary: 'Sandbox: the network refunds cleared spending',
