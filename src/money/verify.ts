@@ -55,67 +55,54 @@ export async function verifyLedger(db: Kysely<Database>): Promise<LedgerReport> 
 /** Plain text of a row: a tampered row must not make the report itself fail. */
 const label = (r: { owner_type: string; owner_id: string; bucket: string }) => describeStored(r);
 
-/** A check's problems: a line for each row its statement finds, at most `problemsPerCheckMax` of them. */
-async function listed<R>(trx: Trx, statement: RawBuilder<R>, describe: (row: R) => string, what: string) {
-  const found = (await firstRows(trx, statement, problemsPerCheckMax + 1)).map(describe);
-  if (found.length <= problemsPerCheckMax) return found;
-  return [...found.slice(0, problemsPerCheckMax), `... more ${what} not listed`];
+/** A check that lists the rows its statement finds: a line for each, at most `problemsPerCheckMax` of them. */
+function rowCheck<R>(statement: RawBuilder<R>, what: string, describe: (row: R) => string) {
+  return async (trx: Trx): Promise<string[]> => {
+    const found = (await firstRows(trx, statement, problemsPerCheckMax + 1)).map(describe);
+    if (found.length <= problemsPerCheckMax) return found;
+    return [...found.slice(0, problemsPerCheckMax), `... more ${what} not listed`];
+  };
 }
 
-async function unbalancedEntries(trx: Trx): Promise<string[]> {
-  return listed(
-    trx,
-    offendingRows.unbalancedEntries,
-    (r) => `entry ${r.id}: ${r.postings} postings summing to ${r.total} (needs at least 2 summing to 0)`,
-    'unbalanced entries',
-  );
-}
+const unbalancedEntries = rowCheck(
+  offendingRows.unbalancedEntries,
+  'unbalanced entries',
+  (r) => `entry ${r.id}: ${r.postings} postings summing to ${r.total} (needs at least 2 summing to 0)`,
+);
 
-async function mismatchedPostings(trx: Trx): Promise<string[]> {
-  return listed(
-    trx,
-    offendingRows.mismatchedPostings,
-    (r) =>
-      `posting ${r.id} of entry ${r.entry_id}: asset ${r.asset}, entry ${r.entry_asset} in ${r.entry_env}, ` +
-      `account ${r.account_asset} in ${r.account_env}`,
-    'mismatched postings',
-  );
-}
+const mismatchedPostings = rowCheck(
+  offendingRows.mismatchedPostings,
+  'mismatched postings',
+  (r) =>
+    `posting ${r.id} of entry ${r.entry_id}: asset ${r.asset}, entry ${r.entry_asset} in ${r.entry_env}, ` +
+    `account ${r.account_asset} in ${r.account_env}`,
+);
 
 async function assetTotals(trx: Trx): Promise<string[]> {
   const rows = await selectAssetTotals(trx);
   return rows.map((r) => `asset ${r.asset} in ${r.environment}: postings sum to ${r.total}, not 0`);
 }
 
-async function accountDrift(trx: Trx): Promise<string[]> {
-  return listed(
-    trx,
-    offendingRows.driftedAccounts,
-    (r) =>
-      `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): stored balance ${r.balance}, postings ` +
-      `give ${r.posted}`,
-    'drifted accounts',
-  );
-}
+const accountDrift = rowCheck(
+  offendingRows.driftedAccounts,
+  'drifted accounts',
+  (r) =>
+    `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): stored balance ${r.balance}, postings ` +
+    `give ${r.posted}`,
+);
 
-async function negativeAccounts(trx: Trx): Promise<string[]> {
-  return listed(
-    trx,
-    offendingRows.negativeAccounts,
-    (r) => `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): negative balance ${r.balance}`,
-    'negative accounts',
-  );
-}
+const negativeAccounts = rowCheck(
+  offendingRows.negativeAccounts,
+  'negative accounts',
+  (r) => `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): negative balance ${r.balance}`,
+);
 
 /** A member account whose member does not exist in the account's environment belongs to no merchant. */
-async function orphanMemberAccounts(trx: Trx): Promise<string[]> {
-  return listed(
-    trx,
-    offendingRows.orphanMemberAccounts,
-    (r) => `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): no such member in ${r.environment}`,
-    'orphan member accounts',
-  );
-}
+const orphanMemberAccounts = rowCheck(
+  offendingRows.orphanMemberAccounts,
+  'orphan member accounts',
+  (r) => `account ${r.id} (${label(r)}, ${r.asset}, ${r.environment}): no such member in ${r.environment}`,
+);
 
 /**
  * A platform account kept for a merchant (`owner_id` = the merchant, since migration 026) moved by
@@ -123,16 +110,13 @@ async function orphanMemberAccounts(trx: Trx): Promise<string[]> {
  * of the custody check, would no longer say whose money it is. The shared rows of before 026
  * (`owner_id` '') were moved by every merchant's entries and are not checked here.
  */
-async function misattributedPlatformPostings(trx: Trx): Promise<string[]> {
-  return listed(
-    trx,
-    offendingRows.misattributedPlatformPostings,
-    (r) =>
-      `posting ${r.id} of entry ${r.entry_id} (merchant ${r.merchant_id ?? 'none'}): moves ${label(r)} ` +
-      `(${r.asset}, ${r.environment})`,
-    'misattributed platform postings',
-  );
-}
+const misattributedPlatformPostings = rowCheck(
+  offendingRows.misattributedPlatformPostings,
+  'misattributed platform postings',
+  (r) =>
+    `posting ${r.id} of entry ${r.entry_id} (merchant ${r.merchant_id ?? 'none'}): moves ${label(r)} ` +
+    `(${r.asset}, ${r.environment})`,
+);
 
 /**
  * For each environment, merchant and asset:
@@ -152,13 +136,10 @@ async function misattributedPlatformPostings(trx: Trx): Promise<string[]> {
  * them, `misattributedPlatformPostings`) and its share of the shared rows of before 026
  * (`owner_id` ''), so a database from before the split verifies as it did.
  */
-async function custodyMismatches(trx: Trx): Promise<string[]> {
-  return listed(
-    trx,
-    offendingRows.custodyMismatches,
-    (r) =>
-      `custody of merchant ${r.merchant_id} (${r.asset}, ${r.environment}): ${r.custody}, but its members ` +
-      `hold ${r.members} and its settlement position is ${r.settlement}`,
-    'custody mismatches',
-  );
-}
+const custodyMismatches = rowCheck(
+  offendingRows.custodyMismatches,
+  'custody mismatches',
+  (r) =>
+    `custody of merchant ${r.merchant_id} (${r.asset}, ${r.environment}): ${r.custody}, but its members ` +
+    `hold ${r.members} and its settlement position is ${r.settlement}`,
+);
