@@ -15,7 +15,7 @@ import { runReplacement } from '../src/modules/cards/replacements/executor.js';
 import { dueLifecycleScopes } from '../src/modules/cards/queries.js';
 import { admin, newMerchantClient } from './support/service.js';
 import { expectCode } from './support/expect.js';
-import { lifecycleHelpers, useLifecycleService } from './support/card-lifecycle.js';
+import { expectOwnersCardOnly, lifecycleHelpers, useLifecycleService } from './support/card-lifecycle.js';
 import { withUpstream } from './support/fixtures.js';
 
 describe('card replacement', () => {
@@ -48,15 +48,11 @@ describe('card replacement', () => {
         );
       }
       const other = await h.member('0');
-      await expectCode(
-        client.cards.requestReplacement(card.id, { reason: 'stolen' }, { onBehalfOf: other.external }),
-        'not_found',
-        404,
-      );
-      await expectCode(
-        client.cards.requestReplacement(`crd_${randomUUID()}`, { reason: 'stolen' }, { onBehalfOf: m.external }),
-        'not_found',
-        404,
+      await expectOwnersCardOnly(
+        (cardId, member) => client.cards.requestReplacement(cardId, { reason: 'stolen' }, { onBehalfOf: member }),
+        card.id,
+        m.external,
+        other.external,
       );
       assert.equal((await client.cards.get(card.id, { onBehalfOf: m.external })).status, 'active');
     },

@@ -11,6 +11,7 @@ import { MerchantWalletError, type MerchantWalletClient } from '@merchant-wallet
 import type { RunningService } from '../src/server.js';
 import { admin, newMerchantClient, useTestService, instantUpstreams, expectLedgerClean } from './support/service.js';
 import { expectCode } from './support/expect.js';
+import { expectOwnersCardOnly } from './support/card-lifecycle.js';
 import {
   eventsAbout,
   kycMember,
@@ -179,11 +180,11 @@ describe('card top-ups', () => {
       for (const amount of ['abc', '1.0000001', '-5', '1e3'])
         await expectCode(client.cards.quoteTopUp(id, { amount }, { onBehalfOf: m }), 'invalid_request');
       const { m: other } = await shared();
-      await expectCode(client.cards.quoteTopUp(id, { amount: '20' }, { onBehalfOf: other }), 'not_found', 404);
-      await expectCode(
-        client.cards.quoteTopUp(`crd_${randomUUID()}`, { amount: '20' }, { onBehalfOf: m }),
-        'not_found',
-        404,
+      await expectOwnersCardOnly(
+        (card, member) => client.cards.quoteTopUp(card, { amount: '20' }, { onBehalfOf: member }),
+        id,
+        m,
+        other,
       );
       await setProducts({ enabled: false });
       try {

@@ -10,6 +10,7 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../../src/server.js';
 import { accountBalance, depositLines, postEntry, verifyLedger } from '../../src/money/index.js';
 import { approvedCard, kycMember } from './fixtures.js';
+import { expectCode } from './expect.js';
 import { newMerchantClient, useTestService, type TestServiceOptions, type TestServiceSetup } from './service.js';
 
 /** The helpers for the service, client and merchant that `setup` answers when a helper runs (after `before`). */
@@ -135,6 +136,20 @@ export function lifecycleHelpers(
     events,
     entries,
   };
+}
+
+/**
+ * `call` on a card answers 404 `not_found` to another member than its owner (`other`), and to its owner on a card
+ * that does not exist.
+ */
+export async function expectOwnersCardOnly(
+  call: (cardId: string, onBehalfOf: string) => Promise<unknown>,
+  cardId: string,
+  owner: string,
+  other: string,
+): Promise<void> {
+  await expectCode(call(cardId, other), 'not_found', 404);
+  await expectCode(call(`crd_${randomUUID()}`, owner), 'not_found', 404);
 }
 
 /**
