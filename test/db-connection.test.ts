@@ -5,21 +5,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { openDatabase } from '../src/db/connection.js';
-import { testDatabaseUrl, postgresOnly } from './support/service.js';
-import { directTestDatabaseUrl, testDatabaseOptions } from './support/database.js';
+import { postgresOnly } from './support/service.js';
+import { withEndedConnections } from './support/database.js';
 
 test(
   'an idle pooled connection the server ends neither crashes the process nor breaks the next statement',
   { skip: postgresOnly() },
   async () => {
-    const handle = await openDatabase(testDatabaseUrl(), '', { ...testDatabaseOptions(), poolMax: 3 });
-    // Directly: behind a pooler, its statement could run on one of the very server connections it ends.
-    const other = await openDatabase(directTestDatabaseUrl(), '', { poolMax: 1 });
-    const crashes: unknown[] = [];
-    const onCrash = (err: unknown) => crashes.push(err);
-    process.on('uncaughtException', onCrash);
-    try {
+    await withEndedConnections(3, async ({ handle, other, crashes }) => {
       // Three connections checked out at once, then idle in the pool.
       const pids = await Promise.all(
         [1, 2, 3].map(() =>
@@ -39,10 +32,6 @@ test(
       const again = await sql<{ one: number }>`SELECT 1 AS one`.execute(handle.db);
       assert.equal(again.rows[0]!.one, 1);
       assert.deepEqual(crashes, []);
-    } finally {
-      process.off('uncaughtException', onCrash);
-      await handle.close();
-      await other.close();
-    }
+    });
   },
 );

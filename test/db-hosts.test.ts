@@ -11,7 +11,7 @@ import { openDatabase } from '../src/db/connection.js';
 import { parseDatabaseTarget } from '../src/db/hosts.js';
 import { loadConfig } from '../src/platform/config.js';
 import { testDatabaseUrl, postgresOnly } from './support/service.js';
-import { directTestDatabaseUrl, testDatabaseOptions } from './support/database.js';
+import { directTestDatabaseUrl, testDatabaseOptions, withEndedConnections } from './support/database.js';
 
 test('a host list is read as libpq reads it: one URL per server, target_session_attrs apart', () => {
   assert.deepEqual(
@@ -89,12 +89,7 @@ test(
     'nor stays in the pool',
   { skip: postgresOnly() },
   async () => {
-    const handle = await openDatabase(testDatabaseUrl(), '', { ...testDatabaseOptions(), poolMax: 1 });
-    const other = await openDatabase(directTestDatabaseUrl(), '', { poolMax: 1 });
-    const crashes: unknown[] = [];
-    const onCrash = (err: unknown) => crashes.push(err);
-    process.on('uncaughtException', onCrash);
-    try {
+    await withEndedConnections(1, async ({ handle, other, crashes }) => {
       const failed = await handle.db
         .transaction()
         .execute(async (trx) => {
@@ -113,11 +108,7 @@ test(
       assert.deepEqual(crashes, []);
       const again = await sql<{ one: number }>`SELECT 1 AS one`.execute(handle.db);
       assert.equal(again.rows[0]!.one, 1);
-    } finally {
-      process.off('uncaughtException', onCrash);
-      await handle.close();
-      await other.close();
-    }
+    });
   },
 );
 

@@ -208,6 +208,40 @@ export function directTestDatabaseUrl(): string {
   return process.env.TEST_DATABASE_DIRECT_URL || process.env.TEST_DATABASE_URL || 'memory://';
 }
 
+export interface EndedConnectionsSetup {
+  /** The file's database, pooled (`poolMax` connections). */
+  handle: DatabaseHandle;
+  /** A direct connection to end the pool's connections from (behind a pooler, it could run on one of them). */
+  other: DatabaseHandle;
+  /** The uncaught exceptions of the process meanwhile: a connection ended must not crash it. */
+  crashes: unknown[];
+}
+
+/**
+ * Runs `run` for a test of connections the server ends (PostgreSQL only): the pooled handle, the
+ * direct one and the crashes seen, each closed or unhooked afterwards whatever happens.
+ */
+export async function withEndedConnections(
+  poolMax: number,
+  run: (setup: EndedConnectionsSetup) => Promise<void>,
+): Promise<void> {
+  const handle = await openDatabase(process.env.TEST_DATABASE_URL || 'memory://', '', {
+    ...testDatabaseOptions(),
+    poolMax,
+  });
+  const other = await openDatabase(directTestDatabaseUrl(), '', { poolMax: 1 });
+  const crashes: unknown[] = [];
+  const onCrash = (err: unknown) => crashes.push(err);
+  process.on('uncaughtException', onCrash);
+  try {
+    await run({ handle, other, crashes });
+  } finally {
+    process.off('uncaughtException', onCrash);
+    await handle.close();
+    await other.close();
+  }
+}
+
 /**
  * Where the harness creates, copies and drops databases: `TEST_DATABASE_ADMIN_URL`, a direct
  * connection to the server of `TEST_DATABASE_URL` (same database name) when that one goes through
