@@ -79,6 +79,28 @@ describe('QR payments', () => {
   ) => client.requestRaw({ method: 'POST', path: '/v1/qrpay/payments', body, onBehalfOf: member, idempotencyKey });
   const inject = (client: MerchantWalletClient, upstream: string, behavior: string) =>
     client.request({ method: 'POST', path: '/v1/sandbox/upstream-behavior', body: { upstream, behavior } });
+  /** A new merchant's client and a member of it holding 100 SGD; the provider then answers `behavior`, when given. */
+  async function sgdMerchantMember(behavior?: string) {
+    const { client, merchantId } = await newMerchantClient(service);
+    const m = await sgdMember(client);
+    if (behavior) await inject(client, 'qrpay', behavior);
+    return { client, merchantId, m };
+  }
+  /**
+   * A member's payment of `amount` SGD sent while the provider answers `behavior`, answered `status` and `code`: the
+   * merchant's client, the member and the order left open.
+   */
+  async function openPayment(behavior: string, amount: string, status: number, code: string) {
+    const { client, m } = await sgdMerchantMember(behavior);
+    const res = await pay(client, m.external, { qr_code: payNow({ amount }), asset: 'SGD' });
+    assert.equal(res.status, status);
+    assert.equal(res.body.code, code);
+    const [order] = await ordersOf(m);
+    return { client, m, order };
+  }
+  /** The member's QR payment orders. */
+  const ordersOf = (m: { id: string }) =>
+    service.ctx.db.selectFrom('qrpay_orders').selectAll().where('member_id', '=', m.id).execute();
   const entriesOf = (orderId: string) => entryKinds(service, orderId);
   const eventsOf = async (orderId: string) =>
     (await eventsAbout(service, orderId, ['type', 'status', 'status_version', 'object'])).map(
@@ -113,8 +135,7 @@ describe('QR payments', () => {
   it(
     'decodes a QR for a member; refuses bad checksums, unsupported schemes, ' + 'non-EMV text and refused merchants',
     async () => {
-      const { client } = await newMerchantClient(service);
-      const m = await sgdMember(client);
+      const { client, m } = await sgdMerchantMember();
       const decode = (qr_code: string) =>
         client.request<any>({ method: 'POST', path: '/v1/qrpay/decode', body: { qr_code }, onBehalfOf: m.external });
       const d = await decode(payNow({ amount: '12.5' }));
@@ -154,8 +175,7 @@ describe('QR payments', () => {
   );
 
   it('pays a QR: freezes, then completes; the debit leaves available once; member sees own only', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await sgdMember(client);
+    const { client, m } = await sgdMerchantMember();
     const key = randomUUID();
     const res = await pay(client, m.external, { qr_code: payNow(), amount: '12.5', asset: 'sgd', note: 'coffee' }, key);
     assert.equal(res.status, 201, JSON.stringify(res.body));
@@ -218,8 +238,7 @@ describe('QR payments', () => {
   });
 
   it("the SDK's helpers: schemes, decode, pay (replayed by its key), get, list", async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await sgdMember(client);
+    const { client, m } = await sgdMerchantMember();
     assert.equal(
       (await client.qrpay.schemes({ onBehalfOf: m.external })).find((s) => s.id === 'sg_paynow')?.payable,
       true,
@@ -253,8 +272,7 @@ describe('QR payments', () => {
   });
 
   it('pages the list and filters by status', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await sgdMember(client);
+    const { client, m } = await sgdMerchantMember();
     const ids: string[] = [];
     for (let i = 0; i < 3; i++)
       ids.push((await pay(client, m.external, { qr_code: payNow({ amount: `1.0${i}` }), asset: 'SGD' })).body.id);
@@ -307,7 +325,7 @@ describe('QR payments', () => {
     const short = await pay(client, m.external, { qr_code: payNow(), amount: '10.01', asset: 'SGD' });
     assert.equal(short.status, 400);
     assert.equal(short.body.code, 'insufficient_balance');
-    const orders = await service.ctx.db.selectFrom('qrpay_orders').select('id').where('member_id', '=', m.id).execute();
+    const orders = await ordersOf(m);
     assert.deepEqual(orders, [], 'no order is left behind by a refusal');
     const bal = await sgd(client, m.external);
     assert.equal(bal.available, '10.00');
@@ -317,8 +335,7 @@ describe('QR payments', () => {
   });
 
   it('confirms asynchronously: processing with the funds frozen, completed by reconciliation', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await sgdMember(client);
+    const { client, m } = await sgdMerchantMember();
     const original = service.ctx.upstreams.qrpay;
     service.ctx.upstreams.qrpay = new SimulatedQrPay(service.ctx.db, { confirmDelayMs: 3_600_000 });
     try {
@@ -358,8 +375,7 @@ describe('QR payments', () => {
   });
 
   it('reject: the order fails and the freeze is released in full', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await sgdMember(client);
+    const { client, m } = await sgdMerchantMember();
     const set = (await inject(client, 'QRPAY', 'reject')) as any;
     assert.deepEqual(set, { ok: true, upstream: 'qrpay', behavior: 'reject', expires_in: 3600 });
     const res = await pay(client, m.external, { qr_code: payNow({ amount: '30' }), asset: 'SGD' });
@@ -388,17 +404,7 @@ describe('QR payments', () => {
   it(
     'timeout: 504, funds stay frozen until reconciliation finds the payment completed; ' + 'no double posting',
     async () => {
-      const { client } = await newMerchantClient(service);
-      const m = await sgdMember(client);
-      await inject(client, 'qrpay', 'timeout');
-      const res = await pay(client, m.external, { qr_code: payNow({ amount: '40' }), asset: 'SGD' });
-      assert.equal(res.status, 504);
-      assert.equal(res.body.code, 'upstream_timeout');
-      const [order] = await service.ctx.db
-        .selectFrom('qrpay_orders')
-        .selectAll()
-        .where('member_id', '=', m.id)
-        .execute();
+      const { client, m, order } = await openPayment('timeout', '40', 504, 'upstream_timeout');
       assert.ok(order);
       assert.equal(order.status, 'processing');
       assert.equal(order.upstream_outcome, 'timeout');
@@ -429,17 +435,7 @@ describe('QR payments', () => {
     'unknown: 502, funds stay frozen; reconciliation finds nothing at the provider, fails the order and ' +
       'returns the funds',
     async () => {
-      const { client } = await newMerchantClient(service);
-      const m = await sgdMember(client);
-      await inject(client, 'qrpay', 'unknown');
-      const res = await pay(client, m.external, { qr_code: payNow({ amount: '25' }), asset: 'SGD' });
-      assert.equal(res.status, 502);
-      assert.equal(res.body.code, 'upstream_error');
-      const [order] = await service.ctx.db
-        .selectFrom('qrpay_orders')
-        .selectAll()
-        .where('member_id', '=', m.id)
-        .execute();
+      const { client, m, order } = await openPayment('unknown', '25', 502, 'upstream_error');
       assert.equal(order!.upstream_outcome, 'unknown');
       assert.equal((await sgd(client, m.external)).frozen, '25.00');
       await reconcile();
@@ -456,8 +452,7 @@ describe('QR payments', () => {
   );
 
   it('a provider that does not answer in time is a timeout: 504 and the funds stay frozen', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await sgdMember(client);
+    const { client, m } = await sgdMerchantMember();
     const original = service.ctx.upstreams.qrpay;
     const saved = service.ctx.config.upstreamCallTimeoutMs;
     service.ctx.upstreams.qrpay = Object.assign(Object.create(original), { pay: () => new Promise(() => {}) });
@@ -479,19 +474,13 @@ describe('QR payments', () => {
   });
 
   it('a not-found answer within the grace period changes nothing', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await sgdMember(client);
-    await inject(client, 'qrpay', 'unknown');
+    const { client, m } = await sgdMerchantMember('unknown');
     const saved = service.ctx.config.upstreamNotFoundGraceMs;
     service.ctx.config.upstreamNotFoundGraceMs = 3_600_000;
     try {
       assert.equal((await pay(client, m.external, { qr_code: payNow({ amount: '5' }), asset: 'SGD' })).status, 502);
       await reconcile();
-      const [order] = await service.ctx.db
-        .selectFrom('qrpay_orders')
-        .selectAll()
-        .where('member_id', '=', m.id)
-        .execute();
+      const [order] = await ordersOf(m);
       assert.equal(order!.status, 'processing');
       assert.ok(order!.check_count >= 1);
       assert.equal((await sgd(client, m.external)).frozen, '5.00');
@@ -511,9 +500,7 @@ describe('QR payments', () => {
   it(
     'unknown_status: the order is suspended (shown as processing), funds stay frozen, ' + 'an alert is raised once',
     async () => {
-      const { client, merchantId } = await newMerchantClient(service);
-      const m = await sgdMember(client);
-      await inject(client, 'qrpay', 'unknown_status');
+      const { client, merchantId, m } = await sgdMerchantMember('unknown_status');
       const res = await pay(client, m.external, { qr_code: payNow({ amount: '15' }), asset: 'SGD' });
       assert.equal(res.status, 201);
       assert.equal(res.body.status, 'processing', 'not exposed as a failure');
@@ -567,17 +554,8 @@ describe('QR payments', () => {
     'an operator resolve asks the provider first: its outcome wins, a payment it reports in progress is ' +
       "refused, one it cannot tell about is the operator's",
     async () => {
-      const { client } = await newMerchantClient(service);
-      const m = await sgdMember(client);
       // The provider took the payment; its answer was lost. The operator would fail it.
-      await inject(client, 'qrpay', 'timeout');
-      const paid = await pay(client, m.external, { qr_code: payNow({ amount: '40' }), asset: 'SGD' });
-      assert.equal(paid.status, 504);
-      const [order] = await service.ctx.db
-        .selectFrom('qrpay_orders')
-        .selectAll()
-        .where('member_id', '=', m.id)
-        .execute();
+      const { client, m, order } = await openPayment('timeout', '40', 504, 'upstream_timeout');
       const refused = await admin(service, 'POST', `/admin/v1/qrpay/payments/${order!.id}/resolve`, {
         status: 'failed',
       });
@@ -670,9 +648,7 @@ describe('QR payments', () => {
   });
 
   it('a retry with the same key after a 504 resumes the same order: no second order, no second freeze', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await sgdMember(client);
-    await inject(client, 'qrpay', 'timeout');
+    const { client, m } = await sgdMerchantMember('timeout');
     const key = randomUUID();
     const body = { qr_code: payNow({ amount: '10' }), asset: 'SGD' };
     const first = await pay(client, m.external, body, key);
@@ -685,7 +661,7 @@ describe('QR payments', () => {
     assert.equal(retry.status, 201, JSON.stringify(retry.body));
     assert.equal(retry.body.status, 'completed');
     assert.equal(retry.headers['x-idempotent-replay'], undefined);
-    const orders = await service.ctx.db.selectFrom('qrpay_orders').select('id').where('member_id', '=', m.id).execute();
+    const orders = await ordersOf(m);
     assert.deepEqual(
       orders.map((o) => o.id),
       [retry.body.id],
@@ -709,21 +685,19 @@ describe('QR payments', () => {
   });
 
   it('parallel requests with one key create one order and freeze once', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await sgdMember(client);
+    const { client, m } = await sgdMerchantMember();
     const key = randomUUID();
     const body = { qr_code: payNow({ amount: '7' }), asset: 'SGD' };
     const results = await Promise.all(Array.from({ length: 5 }, () => pay(client, m.external, body, key)));
     for (const r of results) assert.ok([201, 409].includes(r.status), `${r.status} ${JSON.stringify(r.body)}`);
-    const orders = await service.ctx.db.selectFrom('qrpay_orders').select('id').where('member_id', '=', m.id).execute();
+    const orders = await ordersOf(m);
     assert.equal(orders.length, 1);
     assert.deepEqual(await entriesOf(orders[0]!.id), ['qrpay.complete', 'qrpay.freeze']);
     assert.equal((await sgd(client, m.external)).available, '93.00');
   });
 
   it('refunds a completed payment to available once, through the operator', async () => {
-    const { client } = await newMerchantClient(service);
-    const m = await sgdMember(client);
+    const { client, m } = await sgdMerchantMember();
     const done = (await pay(client, m.external, { qr_code: payNow({ amount: '33.30' }), asset: 'SGD' })).body;
     assert.equal(done.status, 'completed');
     assert.equal((await sgd(client, m.external)).available, '66.70');
