@@ -42,38 +42,37 @@ export function rateAfterSpread(mid: string, spreadBps: number): string {
   return formatRatioDown({ num: m.num * BigInt(10_000 - spreadBps), den: m.den * 10_000n });
 }
 
-/**
- * `amountMinor` (at `fromScale`) times `rate`, in minor units at `toScale`: rounded down (what
- * the service pays out) or up (what it charges).
- */
-export function convert(
+/** A minor amount at one scale turned into minor units at another by a rate: rounded down or up. */
+type Conversion = (
   amountMinor: bigint,
   fromScale: number,
   toScale: number,
   rate: string,
   rounding: 'down' | 'up',
-): bigint {
-  if (amountMinor < 0n) throw new Error('rates: negative amount');
-  const r = ratioOf(rate);
+) => bigint;
+
+/** `amountMinor` at `fromScale` times the ratio `r`, in minor units at `toScale`. */
+function timesRatio(amountMinor: bigint, r: Ratio, fromScale: number, toScale: number, rounding: 'down' | 'up') {
   const num = amountMinor * r.num * 10n ** BigInt(toScale);
   const den = r.den * 10n ** BigInt(fromScale);
   return rounding === 'down' ? floorDiv(num, den) : ceilDiv(num, den);
 }
 
 /**
+ * `amountMinor` (at `fromScale`) times `rate`, in minor units at `toScale`: rounded down (what
+ * the service pays out) or up (what it charges).
+ */
+export const convert: Conversion = (amountMinor, fromScale, toScale, rate, rounding) => {
+  if (amountMinor < 0n) throw new Error('rates: negative amount');
+  return timesRatio(amountMinor, ratioOf(rate), fromScale, toScale, rounding);
+};
+
+/**
  * The amount at `fromScale` that `amountMinor` (at `toScale`) is worth at `rate` (the inverse
  * of `convert`): rounded up when it is charged. A zero rate cannot be inverted.
  */
-export function convertBack(
-  amountMinor: bigint,
-  fromScale: number,
-  toScale: number,
-  rate: string,
-  rounding: 'down' | 'up',
-): bigint {
+export const convertBack: Conversion = (amountMinor, fromScale, toScale, rate, rounding) => {
   const r = ratioOf(rate);
   if (r.num === 0n) throw new Error('rates: a zero rate has no inverse');
-  const num = amountMinor * r.den * 10n ** BigInt(fromScale);
-  const den = r.num * 10n ** BigInt(toScale);
-  return rounding === 'down' ? floorDiv(num, den) : ceilDiv(num, den);
-}
+  return timesRatio(amountMinor, { num: r.den, den: r.num }, toScale, fromScale, rounding);
+};
