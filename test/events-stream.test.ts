@@ -277,7 +277,7 @@ describe('a stream opened while an old transaction holds the horizon back', () =
 describe('the drain', () => {
   it('ends open streams as soon as the service starts to close', async () => {
     const svc = await startTestService({ config: { workers: false } });
-    const c = clientFor(svc, await createKey(svc, await createMerchant(svc)));
+    const c = await keyClient(svc, await createMerchant(svc));
     const sse = await openSse(baseUrlFor(svc, 'sandbox'), await c.getToken(), '/v1/events/stream');
     assert.equal(sse.status, 200);
     const started = Date.now();

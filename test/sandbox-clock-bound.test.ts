@@ -20,12 +20,11 @@ import type { IdempotencyContext } from '../src/platform/request-context.js';
 import { Pacer, pacedDb } from '../src/db/pacing.js';
 import {
   admin,
-  clientFor,
-  createKey,
   createMerchant,
   newMerchantClient,
   useTestService,
   instantUpstreams,
+  approvedProductionClient,
 } from './support/service.js';
 import { withReceiver } from './support/webhook-receiver.js';
 import { fundedMember } from './support/fixtures.js';
@@ -122,10 +121,7 @@ function assertKeptAnswering(reads: Read[], from: number, to: number, what: stri
 /** A production merchant with a member holding a balance, and its reads: the asset list and the member's balances. */
 async function productionReader(service: RunningService) {
   const merchantId = await createMerchant(service, 'Production neighbour');
-  const creds = await createKey(service, merchantId, { environment: 'production' });
-  if (creds.pendingScopes.length)
-    assert.equal((await admin(service, 'POST', `/admin/v1/api-keys/${creds.keyId}/approve`, {})).status, 200);
-  const prod = clientFor(service, creds);
+  const prod = await approvedProductionClient(service, merchantId);
   const external = `prod-${randomUUID().slice(0, 8)}`;
   await fundedMember(prod, '25', 'USDT', { external });
   return async () => {

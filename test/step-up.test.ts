@@ -9,11 +9,10 @@ import { rawRequest } from './support/raw-http.js';
 import {
   admin,
   baseUrlFor,
-  clientFor,
-  createKey,
   createMerchant,
   newMerchantClient,
   useTestService,
+  approvedProductionClient,
 } from './support/service.js';
 import { fundedMember, TRON } from './support/fixtures.js';
 
@@ -470,9 +469,7 @@ describe('step-up on POST /v1/withdrawals', () => {
 
     // Production: a key with an IP allow-list and deposits approved by the operator.
     const merchantId = await createMerchant(service);
-    const creds = await createKey(service, merchantId, { environment: 'production' });
-    await admin(service, 'POST', `/admin/v1/api-keys/${creds.keyId}/approve`, {});
-    const prod = clientFor(service, creds);
+    const prod = await approvedProductionClient(service, merchantId);
     await setThreshold(merchantId, 'USDT', '50', 'production');
     const m = await fundedMember(prod, '1000');
     const pe = await refused(prod.withdrawals.create(withdrawal('100'), { onBehalfOf: m.external }));

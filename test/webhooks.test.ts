@@ -26,12 +26,11 @@ import {
 } from './support/webhook-receiver.js';
 import {
   admin,
-  clientFor,
-  createKey,
   createMerchant,
   newMerchantClient,
   useTestService,
   keyClient,
+  approvedProductionClient,
 } from './support/service.js';
 import type {
   CreatedWebhookEndpoint,
@@ -890,9 +889,7 @@ describe('webhooks', () => {
     async () => {
       await withReceiver(async (receiver) => {
         const merchantId = await createMerchant(service);
-        const prodCreds = await createKey(service, merchantId, { environment: 'production' });
-        await admin(service, 'POST', `/admin/v1/api-keys/${prodCreds.keyId}/approve`, {});
-        const prod = clientFor(service, prodCreds);
+        const prod = await approvedProductionClient(service, merchantId);
         const refused: Array<[string, string]> = [
           [receiver.url(), 'https_required'],
           [`https://127.0.0.1:${receiver.port}/hook`, 'loopback_address'],

@@ -172,6 +172,20 @@ export async function keyClient(
   return clientFor(service, await createKey(service, merchantId, options));
 }
 
+/**
+ * A client on a new production key of an existing merchant (every scope, the IP allow-list
+ * 127.0.0.1), its scopes that wait for the operator approved.
+ */
+export async function approvedProductionClient(
+  service: RunningService,
+  merchantId: string,
+): Promise<MerchantWalletClient> {
+  const creds = await createKey(service, merchantId, { environment: 'production' });
+  if (creds.pendingScopes.length)
+    assert.equal((await admin(service, 'POST', `/admin/v1/api-keys/${creds.keyId}/approve`, {})).status, 200);
+  return clientFor(service, creds);
+}
+
 /** A fresh merchant with a sandbox key holding every scope, and a client for it. */
 export async function newMerchantClient(service: RunningService, options: Parameters<typeof createKey>[2] = {}) {
   const merchantId = await createMerchant(service);
