@@ -536,10 +536,15 @@ describe('the group committer', () => {
     const settle = async () => {
       for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
     };
+    /** Lets the `count` oldest running batches finish, and the committer take up what waits. */
+    const release = async (count = 1) => {
+      for (let i = 0; i < count; i++) releases.shift()!();
+      await settle();
+    };
     return {
       group,
       batches,
-      releases,
+      release,
       settle,
       submit: (p: string, o: string, n: number) => group.submit(p, o, { p, o, n }),
     };
@@ -549,7 +554,7 @@ describe('the group committer', () => {
     'takes the waiting writes of several merchants into one batch, a merchant in one running batch at most, in ' +
       'arrival order',
     async () => {
-      const { group, batches, releases, settle, submit } = heldCommitter({ maxBatch: 3, maxInFlight: 2 });
+      const { group, batches, release, settle, submit } = heldCommitter({ maxBatch: 3, maxInFlight: 2 });
       // One partition (GROUP_COMMIT_PARTITION=none); the order key is the merchant.
       const answers = [
         submit('', 'a', 1),
@@ -564,12 +569,10 @@ describe('the group committer', () => {
       // What arrived in one turn is gathered whatever its merchant, three at most: a1 a2 b3; then
       // the next batch takes only merchants not running: c5 (a4, a6 and b7 wait for theirs).
       assert.deepEqual(batches, [['a1', 'a2', 'b3'], ['c5']]);
-      releases.shift()!();
-      await settle();
+      await release();
       // a and b are free again: their writes, in the order they arrived.
       assert.deepEqual(batches.slice(2), [['a4', 'a6', 'b7']]);
-      releases.shift()!();
-      releases.shift()!();
+      await release(2);
       assert.deepEqual(await Promise.all(answers), [10, 20, 30, 40, 50, 60, 70]);
       assert.deepEqual(group.stats, { batches: 3, items: 7, fallbacks: 0, largest: 3, together: 0 });
     },
@@ -579,21 +582,18 @@ describe('the group committer', () => {
     'with a partition per merchant (GROUP_COMMIT_PARTITION=merchant) a batch holds one merchant, and gathers ' +
       'what waits',
     async () => {
-      const { group, batches, releases, settle, submit } = heldCommitter({ maxBatch: 3, maxInFlight: 2 });
+      const { group, batches, release, settle, submit } = heldCommitter({ maxBatch: 3, maxInFlight: 2 });
       const own = (o: string, n: number) => submit(o, o, n);
       const answers = [own('a', 1), own('a', 2), own('b', 3), own('a', 4), own('c', 5), own('a', 6), own('a', 7)];
       await settle();
       // One merchant a batch, three at most: a1 a2 a4, then b3; c5, a6 and a7 wait (two batches run at most).
       assert.deepEqual(batches, [['a1', 'a2', 'a4'], ['b3']]);
-      releases.shift()!();
-      await settle();
+      await release();
       // a is done, but a6 waited behind c5, which is free: c goes first.
       assert.deepEqual(batches.slice(2), [['c5']]);
-      releases.shift()!();
-      await settle();
+      await release();
       assert.deepEqual(batches.slice(3), [['a6', 'a7']]);
-      releases.shift()!();
-      releases.shift()!();
+      await release(2);
       assert.deepEqual(await Promise.all(answers), [10, 20, 30, 40, 50, 60, 70]);
       assert.deepEqual(group.stats, { batches: 4, items: 7, fallbacks: 0, largest: 3, together: 0 });
     },
