@@ -130,21 +130,18 @@ describe('background jobs', () => {
   });
 
   it('backs off exponentially within bounds', () => {
-    assert.equal(
-      backoffMs(1, 1000, 60_000, () => 1),
-      1000,
-    );
-    assert.equal(
-      backoffMs(4, 1000, 60_000, () => 1),
-      8000,
-    );
-    assert.equal(
-      backoffMs(30, 1000, 60_000, () => 1),
-      60_000,
-    );
-    assert.equal(
-      backoffMs(4, 1000, 60_000, () => 0),
-      4000,
-    );
+    // [attempt, the jitter's random draw, the delay]: base 1 s, at most 60 s.
+    const cases: Array<[number, number, number]> = [
+      [1, 1, 1000],
+      [4, 1, 8000],
+      [30, 1, 60_000],
+      [4, 0, 4000],
+    ];
+    for (const [attempt, draw, delay] of cases)
+      assert.equal(
+        backoffMs(attempt, 1000, 60_000, () => draw),
+        delay,
+        `attempt ${attempt}, draw ${draw}`,
+      );
   });
 });
