@@ -39,6 +39,12 @@ export interface MoneyRequest {
 }
 
 /**
+ * No answer to go by, the outcome unknown: `timeout` (no bytes came back) or `unknown` (5xx or a
+ * fault of the provider's idempotency layer). Every outcome of a provider call may be one of these.
+ */
+export type NoAnswer = { kind: 'timeout' } | { kind: 'unknown'; reason: string };
+
+/**
  * Outcome of a money-moving call.
  * - `accepted`: the provider took it; `status` is its raw state (usually `processing`; a
  *   synchronous provider may answer `succeeded`; it may also be outside our enumeration).
@@ -49,15 +55,11 @@ export interface MoneyRequest {
 export type CallOutcome<D = Record<string, never>> =
   | { kind: 'accepted'; providerOrderId: string; status: string; detail: D }
   | { kind: 'rejected'; reason: string }
-  | { kind: 'timeout' }
-  | { kind: 'unknown'; reason: string };
+  | NoAnswer;
 
 /** Outcome of a status query (read-only). `found.status` is raw: check it with `providerStatusOf`. */
 export type StatusOutcome =
-  | { kind: 'found'; providerOrderId: string; status: string }
-  | { kind: 'not_found' }
-  | { kind: 'timeout' }
-  | { kind: 'unknown'; reason: string };
+  { kind: 'found'; providerOrderId: string; status: string } | { kind: 'not_found' } | NoAnswer;
 
 /** Behaviours a sandbox merchant can preset for one upstream's money-moving step. */
 export const injectedBehaviors = ['success', 'reject', 'timeout', 'unknown', 'unknown_status'] as const;

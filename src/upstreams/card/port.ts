@@ -1,4 +1,4 @@
-import type { CallContext, CallOutcome, MoneyRequest, StatusOutcome } from '../port.js';
+import type { CallContext, CallOutcome, MoneyRequest, StatusOutcome, NoAnswer } from '../port.js';
 
 /**
  * The card issuer-processor: card applications and their decisions, activation checks, and money
@@ -86,14 +86,9 @@ export type ApplicationStatusOutcome =
   | { kind: 'found'; status: string; card?: IssuedCard }
   /** The issuer never received the application. */
   | { kind: 'not_found' }
-  | { kind: 'timeout' }
-  | { kind: 'unknown'; reason: string };
+  | NoAnswer;
 
-export type ActivationStatusOutcome =
-  | { kind: 'found'; active: boolean }
-  | { kind: 'not_found' }
-  | { kind: 'timeout' }
-  | { kind: 'unknown'; reason: string };
+export type ActivationStatusOutcome = { kind: 'found'; active: boolean } | { kind: 'not_found' } | NoAnswer;
 
 export interface CardTopUpRequest extends MoneyRequest {
   /** The provider-side reference of the card. */
@@ -120,8 +115,7 @@ export type ActivationOutcome =
   | { kind: 'mismatch' }
   /** An explicit refusal by the issuer. Counted toward the lock. */
   | { kind: 'rejected'; reason: string }
-  | { kind: 'timeout' }
-  | { kind: 'unknown'; reason: string };
+  | NoAnswer;
 
 export interface CardLimitsRequest {
   requestId: string;
@@ -146,8 +140,7 @@ export interface CardBillingAddressRequest {
 export type RevealOutcome =
   | { kind: 'revealed'; number: string; expMonth: number; expYear: number; cvv: string }
   | { kind: 'not_found' }
-  | { kind: 'timeout' }
-  | { kind: 'unknown'; reason: string };
+  | NoAnswer;
 
 export type ApplicationDecision = 'approved' | 'rejected' | 'need_docs';
 

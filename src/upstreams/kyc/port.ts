@@ -1,4 +1,4 @@
-import type { CallContext } from '../port.js';
+import type { CallContext, NoAnswer } from '../port.js';
 
 /**
  * The identity-verification provider. The service sends it each submitted profile (a "check",
@@ -39,12 +39,7 @@ export interface KycDecision {
   reason?: string;
 }
 
-export type KycSubmitOutcome =
-  { kind: 'accepted'; providerRef: string } | { kind: 'timeout' } | { kind: 'unknown'; reason: string };
+export type KycSubmitOutcome = { kind: 'accepted'; providerRef: string } | NoAnswer;
 
 export type KycVerdictOutcome =
-  | { kind: 'pending' }
-  | ({ kind: 'decided' } & KycDecision)
-  | { kind: 'not_found' }
-  | { kind: 'timeout' }
-  | { kind: 'unknown'; reason: string };
+  { kind: 'pending' } | ({ kind: 'decided' } & KycDecision) | { kind: 'not_found' } | NoAnswer;

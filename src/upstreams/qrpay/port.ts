@@ -1,4 +1,4 @@
-import type { CallContext, CallOutcome, MoneyRequest, StatusOutcome } from '../port.js';
+import type { CallContext, CallOutcome, MoneyRequest, NoAnswer, StatusOutcome } from '../port.js';
 
 /** A QR payment network / acquirer: pays merchant-presented QR codes. */
 export interface QrPayUpstream {
@@ -20,8 +20,7 @@ export interface QrCheckRequest {
   merchantAccount: string;
 }
 
-export type QrCheckOutcome =
-  { kind: 'ok' } | { kind: 'refused'; reason: string } | { kind: 'timeout' } | { kind: 'unknown'; reason: string };
+export type QrCheckOutcome = { kind: 'ok' } | { kind: 'refused'; reason: string } | NoAnswer;
 
 export interface QrPayRequest extends QrCheckRequest, MoneyRequest {
   qrCode: string;

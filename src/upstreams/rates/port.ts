@@ -4,7 +4,7 @@
  * A `RateSource` answers a mid-market rate; the pure helpers of `conversion.ts` turn it into
  * amounts. Rates are decimal strings and exact rationals, never floats.
  */
-import type { CallContext } from '../port.js';
+import type { CallContext, NoAnswer } from '../port.js';
 
 export interface RateSource {
   readonly name: 'rates';
@@ -15,10 +15,7 @@ export interface RateSource {
 }
 
 export type RateOutcome =
-  | { kind: 'rate'; rate: string; asOf: string }
-  | { kind: 'unavailable'; reason: string }
-  | { kind: 'timeout' }
-  | { kind: 'unknown'; reason: string };
+  { kind: 'rate'; rate: string; asOf: string } | { kind: 'unavailable'; reason: string } | NoAnswer;
 
 /** Whether a rate stated `asOf` is too old at `now` to be dealt on (older than `maxAgeSeconds`). */
 export function isStale(asOf: string, now: Date, maxAgeSeconds: number): boolean {

@@ -1,4 +1,4 @@
-import type { CallContext, CallOutcome, StatusOutcome } from '../port.js';
+import type { CallContext, CallOutcome, StatusOutcome, NoAnswer } from '../port.js';
 
 /**
  * The cross-border payout provider. Rates are not its business: every conversion is priced by
@@ -43,10 +43,7 @@ export interface PayeeRegistration extends PayeeDetails {
 }
 
 export type RegistrationOutcome =
-  | { kind: 'registered'; payeeRef: string }
-  | { kind: 'rejected'; reason: string }
-  | { kind: 'timeout' }
-  | { kind: 'unknown'; reason: string };
+  { kind: 'registered'; payeeRef: string } | { kind: 'rejected'; reason: string } | NoAnswer;
 
 export type NameCheckRequest = PayeeDetails;
 
@@ -55,8 +52,7 @@ export type NameCheckOutcome =
   | { kind: 'close_match'; suggestedName: string }
   | { kind: 'no_match' }
   | { kind: 'unavailable'; reason: string }
-  | { kind: 'timeout' }
-  | { kind: 'unknown'; reason: string };
+  | NoAnswer;
 
 export interface ConversionDates {
   settlementCurrency: string;
@@ -72,8 +68,7 @@ export type ConversionDatesOutcome =
   | { kind: 'line_closed' }
   /** The line serves it but has no settlement currency configured. */
   | { kind: 'no_settlement_currency' }
-  | { kind: 'timeout' }
-  | { kind: 'unknown'; reason: string };
+  | NoAnswer;
 
 export interface RemittanceSubmitRequest {
   requestId: string;
