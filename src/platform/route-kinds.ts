@@ -146,25 +146,32 @@ type ListSchema<P, Q, I extends TSchema> = Operation & {
   response: { 200: ReturnType<typeof listEnvelope<I>> };
 };
 
-/** The query of an operator's catalogue list: the environment whose rows it lists. */
+/** The query of an operator's list of one environment's rows (a catalogue's). */
 export const EnvironmentQuery = Type.Object({ environment: OperatorEnvironment });
 
 /**
- * The operator's GET of a list of catalogue rows (`item`), filtered by `query` (the environment's
- * rows: `EnvironmentQuery`).
+ * The operator's GET of a list of `item`s (a catalogue's rows), of the object its path names when it
+ * has `params`, filtered by `query` (`EnvironmentQuery`, or the list's own): answers 200 with a
+ * `listEnvelope` of `item`.
  */
-export function operatorList<Q extends TSchema, I extends TSchema>(spec: {
+export function operatorList<
+  I extends TSchema,
+  Q extends TSchema | undefined = undefined,
+  P extends TSchema | undefined = undefined,
+>(spec: {
   operationId: string;
   errors?: readonly ErrorCode[];
-  query: Q;
+  params?: P;
+  query?: Q;
   item: I;
-}): OperatorRouteDefinition<{
-  operationId: string;
-  querystring: Q;
-  response: { 200: ReturnType<typeof listEnvelope<I>> };
-}> {
+}): OperatorRouteDefinition<ListSchema<P, Q, I>> {
   return {
     ...withErrors(spec.errors),
-    schema: { operationId: spec.operationId, querystring: spec.query, response: { 200: listEnvelope(spec.item) } },
+    schema: {
+      operationId: spec.operationId,
+      ...(spec.params ? { params: spec.params } : {}),
+      ...(spec.query ? { querystring: spec.query } : {}),
+      response: { 200: listEnvelope(spec.item) },
+    } as ListSchema<P, Q, I>,
   };
 }

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
-import { OperatorEnvironment, Time, TimeOrNull, operatorRouter } from '../../platform/operator-route.js';
-import { PageQuery, listEnvelope, mapPage } from '../../platform/pagination.js';
+import { OperatorEnvironment, Time, TimeOrNull } from '../../platform/operator-route.js';
+import { operatorRoutes } from '../../platform/route-module.js';
+import { operatorList } from '../../platform/route-kinds.js';
+import { PageQuery, mapPage } from '../../platform/pagination.js';
 import { alertPage, resolveAlert } from './queries.js';
 
 const Alert = Type.Object(
@@ -22,23 +22,19 @@ const Alert = Type.Object(
 );
 
 /** Operator calls of alerts: list and resolve. */
-export async function alertOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  const route = operatorRouter(app, ctx);
-
+export const alertOperatorRoutes = operatorRoutes((route, ctx) => {
   route.get(
     '/admin/v1/alerts',
-    {
-      schema: {
-        operationId: 'listAlerts',
-        querystring: Type.Object({
-          ...PageQuery.properties,
-          kind: Type.Optional(Type.String({ maxLength: 100 })),
-          merchant_id: Type.Optional(Type.String({ maxLength: 100 })),
-          state: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('resolved'), Type.Literal('all')])),
-        }),
-        response: { 200: listEnvelope(Alert) },
-      },
-    },
+    operatorList({
+      operationId: 'listAlerts',
+      query: Type.Object({
+        ...PageQuery.properties,
+        kind: Type.Optional(Type.String({ maxLength: 100 })),
+        merchant_id: Type.Optional(Type.String({ maxLength: 100 })),
+        state: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('resolved'), Type.Literal('all')])),
+      }),
+      item: Alert,
+    }),
     async ({ query }) => {
       const page = await alertPage(
         ctx.db,
@@ -75,4 +71,4 @@ export async function alertOperatorRoutes(app: AppInstance, ctx: ServiceContext)
       return { id: row.id, resolved: true };
     },
   );
-}
+});

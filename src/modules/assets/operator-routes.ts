@@ -1,7 +1,5 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
-import { operatorRouter } from '../../platform/operator-route.js';
+import { operatorRoutes } from '../../platform/route-module.js';
 import { constantList, listEnvelope } from '../../platform/pagination.js';
 import { parseAmount } from '../../money/index.js';
 import { assetCodePattern, assetTypes, checkAddressPattern, networkCodePattern, operatorAssetView } from './rules.js';
@@ -35,9 +33,8 @@ const OperatorAsset = Type.Object(
 );
 
 /** Operator calls of the assets catalogue. */
-export async function assetOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+export const assetOperatorRoutes = operatorRoutes((route, ctx) => {
   const { db } = ctx;
-  const route = operatorRouter(app, ctx);
 
   route.get(
     '/admin/v1/assets',
@@ -122,4 +119,4 @@ export async function assetOperatorRoutes(app: AppInstance, ctx: ServiceContext)
       );
     },
   );
-}
+});

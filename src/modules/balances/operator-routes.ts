@@ -1,11 +1,6 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
-import {
-  OperatorEnvironment,
-  OperatorIdParams as MerchantParams,
-  operatorRouter,
-} from '../../platform/operator-route.js';
+import { OperatorEnvironment, OperatorIdParams as MerchantParams } from '../../platform/operator-route.js';
+import { operatorRoutes } from '../../platform/route-module.js';
 import { verifyLedger } from '../../money/index.js';
 import { adjustCustody, creditPrepaid } from './service.js';
 
@@ -14,9 +9,7 @@ const Amount = Type.String({ minLength: 1, maxLength: 80 });
 const movementErrors = ['not_found', 'asset_not_allowed', 'insufficient_balance'] as const;
 
 /** Operator calls on balances: prepaid credits, custody adjustments and the ledger check. */
-export async function balanceOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  const route = operatorRouter(app, ctx);
-
+export const balanceOperatorRoutes = operatorRoutes((route, ctx) => {
   route.post(
     '/admin/v1/merchants/:id/prepaid-credits',
     {
@@ -76,4 +69,4 @@ export async function balanceOperatorRoutes(app: AppInstance, ctx: ServiceContex
     },
     () => verifyLedger(ctx.db),
   );
-}
+});

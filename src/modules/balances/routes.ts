@@ -1,9 +1,7 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
 import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
 import { memberBalances, merchantBalances } from './queries.js';
-import { router } from '../../platform/route.js';
+import { publicRoutes } from '../../platform/route-module.js';
 import { idParams, readList } from '../../platform/route-kinds.js';
 import { ApiError } from '../../platform/errors.js';
 import type { ClockScope } from '../../platform/clock.js';
@@ -56,8 +54,7 @@ const MerchantBalance = Type.Object(
   { title: 'MerchantBalance' },
 );
 
-export async function balanceRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  const route = router(app, ctx);
+export const balanceRoutes = publicRoutes((route, ctx) => {
   /**
    * A future instant is refused (its answer could still change); the present is the scope's
    * clock, a sandbox merchant's own (docs/ledger.md "As of").
@@ -172,4 +169,4 @@ export async function balanceRoutes(app: AppInstance, ctx: ServiceContext): Prom
     },
     async ({ principal, params, write }) => write((trx) => deleteMonitor(trx, principal, params.id)),
   );
-}
+});

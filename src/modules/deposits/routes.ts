@@ -1,8 +1,6 @@
 import { Type } from 'typebox';
 import { MemberAssetCreatedFilter, MemberRef } from '../../platform/list-filters.js';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
-import { router } from '../../platform/route.js';
+import { publicRoutes } from '../../platform/route-module.js';
 import { idParams, readList, readOne } from '../../platform/route-kinds.js';
 import { PageQuery } from '../../platform/pagination.js';
 import { createDeposits, depositErrors, getDeposit, listDeposits } from './service.js';
@@ -23,9 +21,7 @@ const Deposit = Type.Object(
 
 const tags = ['Deposits'];
 
-export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  const route = router(app, ctx);
-
+export const depositRoutes = publicRoutes((route, ctx) => {
   route.post(
     '/v1/deposits',
     {
@@ -99,4 +95,4 @@ export async function depositRoutes(app: AppInstance, ctx: ServiceContext): Prom
     }),
     async ({ principal, query }) => listDeposits(ctx.db, principal, query),
   );
-}
+});

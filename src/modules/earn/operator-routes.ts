@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
 import { ApiError, positiveAmount } from '../../platform/errors.js';
-import { OperatorEnvironment, OperatorIdParams as IdParams, operatorRouter } from '../../platform/operator-route.js';
-import { constantList, listEnvelope } from '../../platform/pagination.js';
+import { OperatorEnvironment, OperatorIdParams as IdParams } from '../../platform/operator-route.js';
+import { operatorRoutes } from '../../platform/route-module.js';
+import { operatorList, EnvironmentQuery } from '../../platform/route-kinds.js';
+import { constantList } from '../../platform/pagination.js';
 import { newId } from '../../platform/ids.js';
 import { parseAmount } from '../../money/index.js';
 import { getAsset } from '../assets/index.js';
@@ -14,19 +14,16 @@ import { productView } from './views.js';
 
 /** Operator side of earn: the product catalogue (docs/earn.md). Products are never deleted: `enabled: false` withdraws
  * one. */
-export async function earnOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+export const earnOperatorRoutes = operatorRoutes((route, ctx) => {
   const { db } = ctx;
-  const route = operatorRouter(app, ctx);
 
   route.get(
     '/admin/v1/earn/products',
-    {
-      schema: {
-        operationId: 'listEarnProducts',
-        querystring: Type.Object({ environment: OperatorEnvironment }),
-        response: { 200: listEnvelope(EarnProduct) },
-      },
-    },
+    operatorList({
+      operationId: 'listEarnProducts',
+      query: EnvironmentQuery,
+      item: EarnProduct,
+    }),
     async ({ query }) => constantList(await listProducts(db, query.environment, false)),
   );
 
@@ -111,4 +108,4 @@ export async function earnOperatorRoutes(app: AppInstance, ctx: ServiceContext):
         return productView(row, (await getAsset(trx, row.asset))?.scale ?? 2);
       }),
   );
-}
+});

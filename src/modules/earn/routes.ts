@@ -1,9 +1,7 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
 import { constantList } from '../../platform/pagination.js';
 import { idParams, readList, readOne, statusPageQuery } from '../../platform/route-kinds.js';
-import { router } from '../../platform/route.js';
+import { publicRoutes } from '../../platform/route-module.js';
 import { earnErrors, getOrder, listOrders, listPositions, listProducts, redeem, subscribe } from './service.js';
 
 const tags = ['Earn'];
@@ -74,9 +72,8 @@ const EarnPosition = Type.Object(
 );
 
 /** Earn (extensions 10): products, subscriptions, positions, redemption. */
-export async function earnRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+export const earnRoutes = publicRoutes((route, ctx) => {
   const { db } = ctx;
-  const route = router(app, ctx);
 
   route.get(
     '/v1/earn/products',
@@ -180,4 +177,4 @@ export async function earnRoutes(app: AppInstance, ctx: ServiceContext): Promise
       commit: (trx, { principal, id }) => redeem(ctx, trx, principal, id),
     },
   );
-}
+});

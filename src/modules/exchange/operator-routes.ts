@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
-import { OperatorEnvironment, OperatorIdParams as IdParams, operatorRouter } from '../../platform/operator-route.js';
-import { PageQuery, listEnvelope } from '../../platform/pagination.js';
+import { OperatorEnvironment, OperatorIdParams as IdParams } from '../../platform/operator-route.js';
+import { operatorRoutes } from '../../platform/route-module.js';
+import { operatorList } from '../../platform/route-kinds.js';
+import { PageQuery } from '../../platform/pagination.js';
 import { createDirection, getDirection, listDirections, updateDirection } from './directions.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
@@ -50,19 +50,16 @@ const Direction = Type.Object(
 );
 
 /** Operator side of exchange: the directions catalogue and the simulated rate feed switch (docs/exchange.md). */
-export async function exchangeOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+export const exchangeOperatorRoutes = operatorRoutes((route, ctx) => {
   const { db } = ctx;
-  const route = operatorRouter(app, ctx);
 
   route.get(
     '/admin/v1/exchange/directions',
-    {
-      schema: {
-        operationId: 'listExchangeDirections',
-        querystring: Type.Object({ ...PageQuery.properties, environment: Type.Optional(OperatorEnvironment) }),
-        response: { 200: listEnvelope(Direction) },
-      },
-    },
+    operatorList({
+      operationId: 'listExchangeDirections',
+      query: Type.Object({ ...PageQuery.properties, environment: Type.Optional(OperatorEnvironment) }),
+      item: Direction,
+    }),
     ({ query }) => listDirections(db, query),
   );
 
@@ -128,4 +125,4 @@ export async function exchangeOperatorRoutes(app: AppInstance, ctx: ServiceConte
       return { code, halted: body.halted };
     },
   );
-}
+});

@@ -1,8 +1,6 @@
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
 import { constantList } from '../../platform/pagination.js';
 import { readList, readOne, statusPageQuery } from '../../platform/route-kinds.js';
-import { router } from '../../platform/route.js';
+import { publicRoutes } from '../../platform/route-module.js';
 import { stepUpCall } from '../step-up/index.js';
 import { conversionErrors, createConversion, refuseQuoteId } from './conversions.js';
 import { conversionPairs } from './directions.js';
@@ -24,9 +22,8 @@ import {
 } from './schemas.js';
 
 /** Member exchange (reference: `POST /v1/exchange/quotes`; extensions 10) and merchant conversions. */
-export async function exchangeRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+export const exchangeRoutes = publicRoutes((route, ctx) => {
   const { db } = ctx;
-  const route = router(app, ctx);
 
   route.post(
     '/v1/exchange/quotes',
@@ -198,4 +195,4 @@ export async function exchangeRoutes(app: AppInstance, ctx: ServiceContext): Pro
     }),
     async ({ principal }) => constantList(await conversionPairs(db, principal.environment)),
   );
-}
+});

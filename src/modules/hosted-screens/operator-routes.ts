@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
-import { OperatorEnvironment, OperatorIdParams, operatorRouter } from '../../platform/operator-route.js';
+import { OperatorEnvironment, OperatorIdParams } from '../../platform/operator-route.js';
+import { operatorRoutes } from '../../platform/route-module.js';
+import { EnvironmentQuery } from '../../platform/route-kinds.js';
 import { getMerchant } from '../merchants/index.js';
 import { frameAncestorsMax } from './security-headers.js';
 import { getFrameAncestors, hostedScreenErrors, setFrameAncestors } from './service.js';
@@ -16,9 +16,7 @@ const Settings = Type.Object(
 );
 
 /** Operator calls: a merchant's hosted-screen settings (the same rule as the merchant's own PUT). */
-export async function hostedScreenOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  const route = operatorRouter(app, ctx);
-
+export const hostedScreenOperatorRoutes = operatorRoutes((route, ctx) => {
   route.get(
     '/admin/v1/merchants/:id/hosted-screens',
     {
@@ -26,7 +24,7 @@ export async function hostedScreenOperatorRoutes(app: AppInstance, ctx: ServiceC
       schema: {
         operationId: 'getMerchantHostedScreens',
         params: OperatorIdParams,
-        querystring: Type.Object({ environment: OperatorEnvironment }),
+        querystring: EnvironmentQuery,
         response: { 200: Settings },
       },
     },
@@ -61,4 +59,4 @@ export async function hostedScreenOperatorRoutes(app: AppInstance, ctx: ServiceC
         return { merchant_id: params.id, environment: body.environment, ...set };
       }),
   );
-}
+});

@@ -1,14 +1,7 @@
 // Over 300 lines: the operator's KYC review queue, its routes beside the response schemas they declare.
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
-import {
-  OperatorEnvironment,
-  OperatorIdParams,
-  Time,
-  TimeOrNull,
-  operatorRouter,
-} from '../../platform/operator-route.js';
+import { OperatorEnvironment, OperatorIdParams, Time, TimeOrNull } from '../../platform/operator-route.js';
+import { operatorRoutes } from '../../platform/route-module.js';
 import { decodeCursor, encodeCursor, pageSize, PageQuery } from '../../platform/pagination.js';
 import { configuredKey } from '../../platform/keys.js';
 import { ApiError } from '../../platform/errors.js';
@@ -28,6 +21,7 @@ import { formatAmount, parseAmount } from '../../money/index.js';
 import { businessPattern, orderRequirements } from './rules.js';
 import { kycErrors } from './service.js';
 import { reviewMember, reviewProfile } from './review.js';
+import { EnvironmentQuery } from '../../platform/route-kinds.js';
 
 /**
  * Operator calls of the KYC area: the member review of extensions 2 (now through the profile's
@@ -94,9 +88,7 @@ const Requirement = Type.Object(
   { title: 'KycRequirement' },
 );
 
-export async function kycOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  const route = operatorRouter(app, ctx);
-
+export const kycOperatorRoutes = operatorRoutes((route, ctx) => {
   route.post(
     '/admin/v1/members/:id/kyc-review',
     {
@@ -219,7 +211,7 @@ export async function kycOperatorRoutes(app: AppInstance, ctx: ServiceContext): 
     {
       schema: {
         operationId: 'listKycRequirements',
-        querystring: Type.Object({ environment: OperatorEnvironment }),
+        querystring: EnvironmentQuery,
         response: { 200: Type.Object({ data: Type.Array(Requirement) }) },
       },
     },
@@ -258,7 +250,7 @@ export async function kycOperatorRoutes(app: AppInstance, ctx: ServiceContext): 
     {
       schema: {
         operationId: 'listHighValueThresholds',
-        querystring: Type.Object({ environment: OperatorEnvironment }),
+        querystring: EnvironmentQuery,
         response: { 200: Type.Object({ data: Type.Array(Threshold) }) },
       },
     },
@@ -303,4 +295,4 @@ export async function kycOperatorRoutes(app: AppInstance, ctx: ServiceContext): 
         return { asset: asset.code, min_amount: amount === null ? null : formatAmount(amount, asset.scale) };
       }),
   );
-}
+});

@@ -1,9 +1,7 @@
 import { Type } from 'typebox';
 import { MemberRef } from '../../platform/list-filters.js';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
 import { constantList } from '../../platform/pagination.js';
-import { router } from '../../platform/route.js';
+import { publicRoutes } from '../../platform/route-module.js';
 import { idParams, readList, readOne } from '../../platform/route-kinds.js';
 import { hostedOrigin } from '../hosted-screens/index.js';
 import { requirementsOf } from './queries.js';
@@ -43,9 +41,7 @@ const ReviewedProfile = Type.Object(
   { title: 'KycProfile' },
 );
 
-export async function kycRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  const route = router(app, ctx);
-
+export const kycRoutes = publicRoutes((route, ctx) => {
   route.post(
     '/v1/kyc/sessions',
     {
@@ -158,4 +154,4 @@ export async function kycRoutes(app: AppInstance, ctx: ServiceContext): Promise<
     },
     async ({ principal, params, body, once }) => once(() => sandboxReview(ctx, principal, params.member_id, body)),
   );
-}
+});

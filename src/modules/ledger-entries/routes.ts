@@ -1,8 +1,6 @@
 import { Type } from 'typebox';
 import { MemberAssetCreatedFilter } from '../../platform/list-filters.js';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
-import { router } from '../../platform/route.js';
+import { publicRoutes } from '../../platform/route-module.js';
 import { idParams } from '../../platform/route-kinds.js';
 import { ApiError } from '../../platform/errors.js';
 import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
@@ -52,9 +50,7 @@ export const LedgerEntry = Type.Object(
 const tags = ['Ledger'];
 const idShape = /^[A-Za-z0-9_.:-]{1,100}$/;
 
-export async function ledgerEntryRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  const route = router(app, ctx);
-
+export const ledgerEntryRoutes = publicRoutes((route, ctx) => {
   route.get(
     '/v1/ledger/entries',
     {
@@ -130,4 +126,4 @@ export async function ledgerEntryRoutes(app: AppInstance, ctx: ServiceContext): 
       return entry;
     },
   );
-}
+});

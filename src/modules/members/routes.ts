@@ -1,7 +1,5 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
-import { router } from '../../platform/route.js';
+import { publicRoutes } from '../../platform/route-module.js';
 import { idParams } from '../../platform/route-kinds.js';
 import { CreateMemberBody, Member, MemberIdParams } from './schemas.js';
 import { createMembers, getMember, memberErrors, memberView, revokeSessions, suspendMember } from './service.js';
@@ -9,9 +7,8 @@ import { profileStatusOf } from '../kyc/index.js';
 
 const tags = ['Members'];
 
-export async function memberRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+export const memberRoutes = publicRoutes((route, ctx) => {
   const { db } = ctx;
-  const route = router(app, ctx);
 
   route.post(
     '/v1/members',
@@ -103,4 +100,4 @@ export async function memberRoutes(app: AppInstance, ctx: ServiceContext): Promi
         ),
       ),
   );
-}
+});

@@ -1,7 +1,5 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
-import { router } from '../../platform/route.js';
+import { publicRoutes } from '../../platform/route-module.js';
 import { readList } from '../../platform/route-kinds.js';
 import { PageQuery } from '../../platform/pagination.js';
 import { depositAddressErrors, listDepositAddresses, requestAddress, storeAddress } from './service.js';
@@ -19,9 +17,8 @@ export const DepositAddress = Type.Object(
   { title: 'DepositAddress' },
 );
 
-export async function merchantDepositAddressRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+export const merchantDepositAddressRoutes = publicRoutes((route, ctx) => {
   const { db } = ctx;
-  const route = router(app, ctx);
 
   route.post(
     '/v1/merchant/deposit-address',
@@ -74,4 +71,4 @@ export async function merchantDepositAddressRoutes(app: AppInstance, ctx: Servic
     }),
     async ({ principal, query }) => listDepositAddresses(db, principal.merchantId, principal.environment, query),
   );
-}
+});

@@ -1,13 +1,6 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
-import {
-  OperatorEnvironment,
-  OperatorIdParams as IdParams,
-  Time,
-  TimeOrNull,
-  operatorRouter,
-} from '../../platform/operator-route.js';
+import { OperatorEnvironment, OperatorIdParams as IdParams, Time, TimeOrNull } from '../../platform/operator-route.js';
+import { operatorRoutes } from '../../platform/route-module.js';
 import { approveScopes, createKey, rotateKey, updateKey } from './service.js';
 import { createMerchant, getMerchant, setMerchantStatus } from './queries.js';
 import { merchantStatuses, splitScopes } from './rules.js';
@@ -39,9 +32,7 @@ const ApiKeyWithSecrets = Type.Object(
 );
 
 /** Operator calls: merchants and their API keys. */
-export async function merchantOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  const route = operatorRouter(app, ctx);
-
+export const merchantOperatorRoutes = operatorRoutes((route, ctx) => {
   route.post(
     '/admin/v1/merchants',
     {
@@ -159,4 +150,4 @@ export async function merchantOperatorRoutes(app: AppInstance, ctx: ServiceConte
     },
     ({ params, body, write }) => write((trx) => rotateKey(trx, params.id, body.overlap_seconds, ctx.clock.real())),
   );
-}
+});

@@ -1,14 +1,7 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
-import {
-  OperatorEnvironment,
-  OperatorIdParams as IdParams,
-  Time,
-  TimeOrNull,
-  operatorRouter,
-} from '../../platform/operator-route.js';
+import { OperatorEnvironment, OperatorIdParams as IdParams, Time, TimeOrNull } from '../../platform/operator-route.js';
+import { operatorRoutes } from '../../platform/route-module.js';
 import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
 import { listAssets } from '../assets/index.js';
 import { qrSchemes } from './schemes.js';
@@ -18,6 +11,7 @@ import { reconcileDueOrders } from './reconcile.js';
 import { refundPayment, resolvePayment } from './operator.js';
 import { operatorOrderView } from './views.js';
 import { QrPayment } from './routes.js';
+import { operatorList } from '../../platform/route-kinds.js';
 
 const Scheme = Type.Object(
   {
@@ -57,9 +51,8 @@ const OperatorQrPayment = Type.Object(
  * Refund and resolve call the provider (or apply a decision) between their own transactions
  * (operator.ts), so they do not use `write`.
  */
-export async function qrpayOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+export const qrpayOperatorRoutes = operatorRoutes((route, ctx) => {
   const { db } = ctx;
-  const route = operatorRouter(app, ctx);
 
   route.get(
     '/admin/v1/qrpay/schemes',
@@ -75,16 +68,14 @@ export async function qrpayOperatorRoutes(app: AppInstance, ctx: ServiceContext)
   // Orders whose outcome is not final yet (processing, or suspended awaiting an operator).
   route.get(
     '/admin/v1/upstreams/reconciliation',
-    {
-      schema: {
-        operationId: 'listUpstreamReconciliation',
-        querystring: Type.Object({
-          ...PageQuery.properties,
-          merchant_id: Type.Optional(Type.String({ maxLength: 100 })),
-        }),
-        response: { 200: listEnvelope(OperatorQrPayment) },
-      },
-    },
+    operatorList({
+      operationId: 'listUpstreamReconciliation',
+      query: Type.Object({
+        ...PageQuery.properties,
+        merchant_id: Type.Optional(Type.String({ maxLength: 100 })),
+      }),
+      item: OperatorQrPayment,
+    }),
     ({ query }) => listOpenOrders(db, query),
   );
 
@@ -144,4 +135,4 @@ export async function qrpayOperatorRoutes(app: AppInstance, ctx: ServiceContext)
       return operatorOrderView(row, await scaleOf(db, row.asset));
     },
   );
-}
+});

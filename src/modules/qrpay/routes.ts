@@ -1,6 +1,4 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
 import { constantList } from '../../platform/pagination.js';
 import {
   idParams,
@@ -10,7 +8,7 @@ import {
   readOne,
   statusPageQuery,
 } from '../../platform/route-kinds.js';
-import { router } from '../../platform/route.js';
+import { publicRoutes } from '../../platform/route-module.js';
 import type { ErrorCode } from '../../platform/errors.js';
 import { decodeQr, getPayment, listPayments } from './reads.js';
 import { claimLeaseMs, finishPayment, noteLengthMax, openPayment, paymentPlan } from './create.js';
@@ -103,9 +101,8 @@ const QrCode = Type.String({
   description: 'The EMVCo merchant-presented QR payload, as scanned',
 });
 
-export async function qrpayRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+export const qrpayRoutes = publicRoutes((route, ctx) => {
   const { db } = ctx;
-  const route = router(app, ctx);
 
   route.get(
     '/v1/qrpay/schemes',
@@ -231,4 +228,4 @@ export async function qrpayRoutes(app: AppInstance, ctx: ServiceContext): Promis
     }),
     async ({ principal, query }) => listPayments(db, principal, query),
   );
-}
+});

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
-import { OperatorEnvironment, OperatorIdParams, Time, operatorRouter } from '../../platform/operator-route.js';
+import { OperatorEnvironment, OperatorIdParams, Time } from '../../platform/operator-route.js';
+import { operatorRoutes } from '../../platform/route-module.js';
+import { operatorList, EnvironmentQuery } from '../../platform/route-kinds.js';
 import { constantList, listEnvelope } from '../../platform/pagination.js';
 import { ApiError } from '../../platform/errors.js';
 import { formatAmount, parseAmount } from '../../money/index.js';
@@ -24,21 +24,18 @@ const Threshold = Type.Object(
  * The operator's side of step-up (docs/step-up.md): thresholds per merchant, environment, action
  * and asset, and the notifier simulator's outbox (the codes members "received").
  */
-export async function stepUpOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+export const stepUpOperatorRoutes = operatorRoutes((route, ctx) => {
   const { db } = ctx;
-  const route = operatorRouter(app, ctx);
 
   route.get(
     '/admin/v1/merchants/:id/step-up-thresholds',
-    {
+    operatorList({
+      operationId: 'getMerchantStepUpThresholds',
       errors: ['not_found'],
-      schema: {
-        operationId: 'getMerchantStepUpThresholds',
-        params: OperatorIdParams,
-        querystring: Type.Object({ environment: OperatorEnvironment }),
-        response: { 200: listEnvelope(Threshold) },
-      },
-    },
+      params: OperatorIdParams,
+      query: EnvironmentQuery,
+      item: Threshold,
+    }),
     async ({ params, query }) => {
       await getMerchant(db, params.id);
       const rows = await listThresholds(db, { merchantId: params.id, environment: query.environment });
@@ -143,4 +140,4 @@ export async function stepUpOperatorRoutes(app: AppInstance, ctx: ServiceContext
       );
     },
   );
-}
+});

@@ -1,7 +1,5 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
-import { operatorRouter } from '../../platform/operator-route.js';
+import { operatorRoutes } from '../../platform/route-module.js';
 import { blacklistAddress, unblacklistAddress } from './queries.js';
 
 const Address = Type.Object({
@@ -11,9 +9,7 @@ const Address = Type.Object({
 const Listed = Type.Object({ ...Address.properties, blacklisted: Type.Boolean() }, { title: 'BlacklistedAddress' });
 
 /** Operator calls of withdrawals: the address blacklist. */
-export async function withdrawalOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  const route = operatorRouter(app, ctx);
-
+export const withdrawalOperatorRoutes = operatorRoutes((route) => {
   route.post(
     '/admin/v1/address-blacklist',
     {
@@ -39,4 +35,4 @@ export async function withdrawalOperatorRoutes(app: AppInstance, ctx: ServiceCon
       return { network: params.network, address: params.address, blacklisted: false };
     },
   );
-}
+});

@@ -1,7 +1,5 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
-import type { ServiceContext } from '../../service-context.js';
-import { router } from '../../platform/route.js';
+import { publicRoutes } from '../../platform/route-module.js';
 import {
   idParams,
   memberListsOwn,
@@ -39,9 +37,8 @@ export const Withdrawal = Type.Object(
 );
 const IdParams = idParams('wdr_ prefix optional');
 
-export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+export const withdrawalRoutes = publicRoutes((route, ctx) => {
   const { db } = ctx;
-  const route = router(app, ctx);
 
   route.post(
     '/v1/withdrawals',
@@ -157,4 +154,4 @@ export async function withdrawalRoutes(app: AppInstance, ctx: ServiceContext): P
     }),
     async ({ principal, query }) => listWithdrawals(db, principal, query),
   );
-}
+});

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../../platform/http-app.js';
-import type { ServiceContext } from '../../../service-context.js';
-import { OperatorEnvironment, OperatorIdParams as IdParams, operatorRouter } from '../../../platform/operator-route.js';
+import { OperatorEnvironment, OperatorIdParams as IdParams } from '../../../platform/operator-route.js';
+import { operatorRoutes } from '../../../platform/route-module.js';
+import { EnvironmentQuery } from '../../../platform/route-kinds.js';
 import { getMerchant } from '../../merchants/index.js';
 import { operatorProductView, updateProduct } from './service.js';
 import { OperatorCardProduct } from './schemas.js';
@@ -17,9 +17,8 @@ const Bins = Type.Object({
 });
 
 /** Operator side of cards: the product catalogue and per-merchant BIN authorisations (docs/cards.md). */
-export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+export const cardOperatorRoutes = operatorRoutes((route, ctx) => {
   const { db } = ctx;
-  const route = operatorRouter(app, ctx);
 
   route.get(
     '/admin/v1/cards/products',
@@ -81,7 +80,7 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
       schema: {
         operationId: 'listMerchantCardBins',
         params: IdParams,
-        querystring: Type.Object({ environment: OperatorEnvironment }),
+        querystring: EnvironmentQuery,
         response: { 200: Bins },
       },
     },
@@ -122,7 +121,7 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
       schema: {
         operationId: 'deleteMerchantCardBin',
         params: BinParams,
-        querystring: Type.Object({ environment: OperatorEnvironment }),
+        querystring: EnvironmentQuery,
         response: { 200: Type.Object({ bin: Type.String(), authorized: Type.Boolean() }) },
       },
     },
@@ -133,4 +132,4 @@ export async function cardOperatorRoutes(app: AppInstance, ctx: ServiceContext):
         return { bin: params.bin, authorized: false };
       }),
   );
-}
+});

@@ -1,7 +1,6 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../../platform/http-app.js';
-import type { ServiceContext } from '../../../service-context.js';
-import { OperatorIdParams as IdParams, operatorRouter } from '../../../platform/operator-route.js';
+import { OperatorIdParams as IdParams } from '../../../platform/operator-route.js';
+import { operatorRoutes } from '../../../platform/route-module.js';
 import { ApiError } from '../../../platform/errors.js';
 import { formatAmount, minorFromDb, parseAmount } from '../../../money/index.js';
 import { resolveByHand } from '../../../provider-orders/index.js';
@@ -45,9 +44,8 @@ async function operatorTopUpView(db: Db, row: CardTopupRow) {
 
 /** Operator side of a card's money (docs/cards.md "Card money"): top-up pricing per product, a top-up with its provider
  * facts, resolving a suspended one. */
-export async function cardMoneyOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+export const cardMoneyOperatorRoutes = operatorRoutes((route, ctx) => {
   const { db } = ctx;
-  const route = operatorRouter(app, ctx);
 
   route.patch(
     '/admin/v1/cards/products/:id/topup-pricing',
@@ -132,4 +130,4 @@ export async function cardMoneyOperatorRoutes(app: AppInstance, ctx: ServiceCont
       return operatorTopUpView(db, done);
     },
   );
-}
+});

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../../platform/http-app.js';
-import type { ServiceContext } from '../../../service-context.js';
 import { ApiError } from '../../../platform/errors.js';
-import { OperatorEnvironment, OperatorIdParams as IdParams, operatorRouter } from '../../../platform/operator-route.js';
-import { PageQuery, listEnvelope } from '../../../platform/pagination.js';
+import { OperatorEnvironment, OperatorIdParams as IdParams } from '../../../platform/operator-route.js';
+import { operatorRoutes } from '../../../platform/route-module.js';
+import { operatorList } from '../../../platform/route-kinds.js';
+import { PageQuery } from '../../../platform/pagination.js';
 import { corridorById } from './queries.js';
 import { CorridorSettingsSchema, ContractsSchema, OperatorCorridor, PaymentMethodSchema } from './schemas.js';
 import { createCorridor, listCorridorsPage, updateCorridor, viewCorridor } from './service.js';
@@ -12,23 +12,20 @@ import { createCorridor, listCorridorsPage, updateCorridor, viewCorridor } from 
  * The corridor catalogue on the operator API (docs/remittance.md, "Corridors"). Corridors are
  * never deleted (orders and payees refer to them): `enabled: false` retires one.
  */
-export async function corridorOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+export const corridorOperatorRoutes = operatorRoutes((route, ctx) => {
   const { db } = ctx;
-  const route = operatorRouter(app, ctx);
 
   route.get(
     '/admin/v1/remit/corridors',
-    {
-      schema: {
-        operationId: 'listCorridors',
-        querystring: Type.Object({
-          ...PageQuery.properties,
-          environment: Type.Optional(OperatorEnvironment),
-          country: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$' })),
-        }),
-        response: { 200: listEnvelope(OperatorCorridor) },
-      },
-    },
+    operatorList({
+      operationId: 'listCorridors',
+      query: Type.Object({
+        ...PageQuery.properties,
+        environment: Type.Optional(OperatorEnvironment),
+        country: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$' })),
+      }),
+      item: OperatorCorridor,
+    }),
     ({ query }) => listCorridorsPage(db, query),
   );
 
@@ -83,4 +80,4 @@ export async function corridorOperatorRoutes(app: AppInstance, ctx: ServiceConte
     },
     ({ params, body, write }) => write((trx) => updateCorridor(trx, params.id, body)),
   );
-}
+});

@@ -1,6 +1,4 @@
-import type { AppInstance } from '../../../platform/http-app.js';
-import type { ServiceContext } from '../../../service-context.js';
-import { router } from '../../../platform/route.js';
+import { publicRoutes } from '../../../platform/route-module.js';
 import { findCorridors } from './queries.js';
 import { FormSchemaQuery, FormSchemaResponse } from './schemas.js';
 import { formSchema } from './views.js';
@@ -8,10 +6,7 @@ import { formSchema } from './views.js';
 const tags = ['Remittance'];
 
 /** The payee form over the enabled corridors (the catalogue's writes: operator-routes.ts). */
-export async function corridorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  const { db } = ctx;
-  const route = router(app, ctx);
-
+export const corridorRoutes = publicRoutes((route, { db }) => {
   route.get(
     '/v1/remit/payee-form-schema',
     {
@@ -50,4 +45,4 @@ export async function corridorRoutes(app: AppInstance, ctx: ServiceContext): Pro
       });
     },
   );
-}
+});

@@ -1,8 +1,7 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../../platform/http-app.js';
-import type { ServiceContext } from '../../../service-context.js';
 import { ApiError } from '../../../platform/errors.js';
-import { OperatorIdParams as IdParams, operatorRouter } from '../../../platform/operator-route.js';
+import { OperatorIdParams as IdParams } from '../../../platform/operator-route.js';
+import { operatorRoutes } from '../../../platform/route-module.js';
 import { findOrder } from './queries.js';
 import { reconcileDueOrders, resolveOrder } from './reconcile.js';
 import { OperatorRemittance } from './schemas.js';
@@ -10,9 +9,8 @@ import { viewOf } from './service.js';
 
 /** Remittance orders on the operator API: an order with its provider's side, a reconciliation pass, the resolve by
  * hand. */
-export async function orderOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+export const orderOperatorRoutes = operatorRoutes((route, ctx) => {
   const { db } = ctx;
-  const route = operatorRouter(app, ctx);
 
   const operatorView = async (id: string) => {
     const row = await findOrder(db, id);
@@ -68,4 +66,4 @@ export async function orderOperatorRoutes(app: AppInstance, ctx: ServiceContext)
       return operatorView(order.id);
     },
   );
-}
+});

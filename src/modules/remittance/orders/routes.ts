@@ -1,7 +1,5 @@
-import type { AppInstance } from '../../../platform/http-app.js';
-import type { ServiceContext } from '../../../service-context.js';
 import { memberSeesOwnOnly, readList, readOne, sandboxStep, statusPageQuery } from '../../../platform/route-kinds.js';
-import { router } from '../../../platform/route.js';
+import { publicRoutes } from '../../../platform/route-module.js';
 import { conversionDateErrors, conversionDates } from './conversion-dates.js';
 import { simulateReturn } from './reconcile.js';
 import {
@@ -17,9 +15,8 @@ import { publicStatuses } from './state.js';
 const tags = ['Remittance'];
 
 /** The payout currency's settlement days, remittance orders (extensions 10) and their sandbox helper. */
-export async function orderRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+export const orderRoutes = publicRoutes((route, ctx) => {
   const { db } = ctx;
-  const route = router(app, ctx);
 
   route.get(
     '/v1/remit/conversion-dates',
@@ -136,4 +133,4 @@ export async function orderRoutes(app: AppInstance, ctx: ServiceContext): Promis
     async ({ principal, params, once }) =>
       once(async () => viewOf(db, await simulateReturn(ctx, principal, params.id))),
   );
-}
+});

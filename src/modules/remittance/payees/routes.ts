@@ -1,18 +1,15 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../../platform/http-app.js';
-import type { ServiceContext } from '../../../service-context.js';
 import { PageQuery } from '../../../platform/pagination.js';
 import { readList, readOne } from '../../../platform/route-kinds.js';
-import { router } from '../../../platform/route.js';
+import { publicRoutes } from '../../../platform/route-module.js';
 import { Payee, PayeeBody, PayeeCreated, PayeeIdParams, PayeeUpdated, NameCheck } from './schemas.js';
 import { createPayee, getPayee, listPayees, payeeErrors, unlinkPayee, updatePayee, verifyPayee } from './service.js';
 
 const tags = ['Remittance'];
 
 /** Payees (the payee form: corridors/routes.ts). */
-export async function payeeRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
+export const payeeRoutes = publicRoutes((route, ctx) => {
   const { db } = ctx;
-  const route = router(app, ctx);
 
   route.post(
     '/v1/remit/payees',
@@ -153,4 +150,4 @@ export async function payeeRoutes(app: AppInstance, ctx: ServiceContext): Promis
     },
     async ({ principal, params, once }) => once(() => verifyPayee(ctx, principal, params.id)),
   );
-}
+});
