@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Updateable } from 'kysely';
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError } from '../../../platform/errors.js';
-import { providerStatusOf, type CallOutcome } from '../../../upstreams/port.js';
+import { providerStatusOf, type CallOutcome, type NoAnswer } from '../../../upstreams/port.js';
 import { raiseAlertOnce } from '../../alerts/index.js';
 import { findCard, setCard } from '../cards/queries.js';
 import { productRowBySeq } from '../products/queries.js';
@@ -53,7 +53,7 @@ export async function confirmedOrUnknown(
   what: string,
   outcome: CallOutcome,
   message: string,
-): Promise<Exclude<CallOutcome, { kind: 'timeout' | 'unknown' }>> {
+): Promise<Exclude<CallOutcome, NoAnswer>> {
   if (outcome.kind === 'timeout' || outcome.kind === 'unknown') throw new ApiError('upstream_error', message);
   if (outcome.kind === 'accepted' && providerStatusOf(outcome.status) !== 'succeeded') {
     if (providerStatusOf(outcome.status) === undefined) await alertUnknownStatus(ctx, card, what, outcome.status);
