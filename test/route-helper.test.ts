@@ -7,6 +7,16 @@ import { Type } from 'typebox';
 import { MerchantWalletClient } from '../packages/sdk/src/index.js';
 import { buildPublicApp, type AppInstance } from '../src/platform/http-app.js';
 import { router } from '../src/platform/route.js';
+import {
+  EnvironmentQuery,
+  idParams,
+  operatorList,
+  readList,
+  readOne,
+  statusPageQuery,
+} from '../src/platform/route-kinds.js';
+import { OperatorEnvironment } from '../src/platform/operator-route.js';
+import { PageQuery, listEnvelope } from '../src/platform/pagination.js';
 import { registerPublicRoutes } from '../src/routes.js';
 import { isSignedRoute } from '../src/platform/route-access.js';
 import { isSigned } from '../src/platform/openapi.js';
@@ -256,5 +266,68 @@ describe('layers', () => {
       'merchant_insufficient_funds',
     );
     assert.equal(mapDomainError(new Error('boom')), undefined);
+  });
+});
+
+describe('route kinds (src/platform/route-kinds.ts)', () => {
+  const Item = Type.Object({ id: Type.String() }, { title: 'Item' });
+
+  it('readOne spells out the get-by-id declaration: either principal, the id parameter, 200', () => {
+    assert.deepEqual(
+      readOne({
+        scope: 'withdrawals:read',
+        errors: ['not_found'],
+        operationId: 'getItem',
+        summary: 'Get an item',
+        tags: ['Items'],
+        params: idParams('itm_ prefix optional'),
+        response: Item,
+      }),
+      {
+        access: { scope: 'withdrawals:read', principal: 'either' },
+        errors: ['not_found'],
+        schema: {
+          operationId: 'getItem',
+          summary: 'Get an item',
+          tags: ['Items'],
+          params: Type.Object({
+            id: Type.String({ minLength: 1, maxLength: 100, description: 'itm_ prefix optional' }),
+          }),
+          response: { 200: Item },
+        },
+      },
+    );
+  });
+
+  it('readList pages its items with an optional status filter, and leaves out what a route does not say', () => {
+    const def = readList({
+      scope: 'withdrawals:read',
+      principal: 'member',
+      operationId: 'listItems',
+      query: statusPageQuery(['open', 'closed']),
+      item: Item,
+    });
+    assert.deepEqual(def, {
+      access: { scope: 'withdrawals:read', principal: 'member' },
+      schema: {
+        operationId: 'listItems',
+        querystring: Type.Object({
+          ...PageQuery.properties,
+          status: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('closed')])),
+        }),
+        response: { 200: listEnvelope(Item) },
+      },
+    });
+    assert.deepEqual(Object.keys(def.schema), ['operationId', 'querystring', 'response']);
+  });
+
+  it('operatorList declares the operator list of an environment', () => {
+    assert.deepEqual(operatorList({ operationId: 'listItems', query: EnvironmentQuery, item: Item }), {
+      schema: {
+        operationId: 'listItems',
+        querystring: Type.Object({ environment: OperatorEnvironment }),
+        response: { 200: listEnvelope(Item) },
+      },
+    });
   });
 });
