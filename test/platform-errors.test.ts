@@ -2,11 +2,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
-import { signRequest } from '@merchant-wallet/sdk';
 import { REFERENCE_CODES } from '../packages/sdk/src/retry.js';
 import type { RunningService } from '../src/server.js';
 import { allErrorCodes, errorStatus, errorType } from '../src/platform/errors.js';
-import { rawRequest, signedPost as signed } from './support/raw-http.js';
+import { rawRequest, signedHeaders, signedPost as signed } from './support/raw-http.js';
 import { baseUrlFor, newMerchantClient, startTestService, useTestService } from './support/service.js';
 
 describe('errors and the request pipeline', () => {
@@ -219,25 +218,15 @@ describe('a request that reaches the listener while it closes', () => {
       try {
         const { client, creds } = await newMerchantClient(service);
         const token = await client.getToken();
-        const host = new URL(baseUrlFor(service, creds.environment)).host;
+        const to = { host: new URL(baseUrlFor(service, creds.environment)).host, token, signingKey: creds.signingKey };
         const post = (externalId: string) => {
           const body = JSON.stringify({ external_member_id: externalId });
-          const timestamp = String(Math.floor(Date.now() / 1000));
-          const nonce = randomUUID();
-          const signature = signRequest({
-            method: 'POST',
-            pathWithQuery: '/v1/members',
-            timestamp,
-            nonce,
-            rawBody: body,
-            signingKey: creds.signingKey,
-          });
-          return (
-            `POST /v1/members HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\nContent-Type: ` +
-            `application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-            `x-idempotency-key: ${randomUUID()}\r\nx-timestamp: ${timestamp}\r\nx-nonce: ${nonce}\r\n` +
-            `x-signature: ${signature}\r\n\r\n${body}`
-          );
+          const headers = {
+            ...signedHeaders(to, '/v1/members', body),
+            'content-length': String(Buffer.byteLength(body)),
+          };
+          const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+          return `POST /v1/members HTTP/1.1\r\n${lines.join('')}\r\n${body}`;
         };
         const { socket, chunks, ended } = openConnection(service);
         // The first request is under way when the close begins: its body is not all there yet.

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { signRequest } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { rawRequest } from './support/raw-http.js';
+import { rawRequest, signedHeaders, type SigningOptions } from './support/raw-http.js';
 import { baseUrlFor, newMerchantClient, type Credentials, useTestService } from './support/service.js';
 
 describe('request signing', () => {
@@ -22,39 +22,10 @@ describe('request signing', () => {
   const now = () => String(Math.floor(Date.now() / 1000));
 
   /** A signed POST /v1/members built by hand so each rule can be broken on purpose. */
-  async function post(opts: {
-    path?: string;
-    signedPath?: string;
-    body?: string;
-    signedBody?: string;
-    timestamp?: string;
-    nonce?: string;
-    signature?: string;
-    omit?: string[];
-  }) {
+  async function post(opts: SigningOptions & { path?: string; body?: string; omit?: string[] }) {
     const path = opts.path ?? '/v1/members';
     const body = opts.body ?? JSON.stringify({ external_member_id: `sig-${randomUUID()}` });
-    const timestamp = opts.timestamp ?? now();
-    const nonce = opts.nonce ?? randomUUID();
-    const signature =
-      opts.signature ??
-      signRequest({
-        method: 'POST',
-        pathWithQuery: opts.signedPath ?? path,
-        timestamp,
-        nonce,
-        rawBody: opts.signedBody ?? body,
-        signingKey: creds.signingKey,
-      });
-    const headers: Record<string, string> = {
-      host,
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      'x-idempotency-key': randomUUID(),
-      'x-timestamp': timestamp,
-      'x-nonce': nonce,
-      'x-signature': signature,
-    };
+    const headers = signedHeaders({ host, token, signingKey: creds.signingKey }, path, body, opts);
     for (const h of opts.omit ?? []) delete headers[h];
     return rawRequest(`${service.publicUrl}${path}`, { method: 'POST', headers, body });
   }

@@ -2,13 +2,12 @@ import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { signRequest } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { consumeNonce, purgeExpiredNonces } from '../src/platform/nonces.js';
 import { sourceSubject } from '../src/platform/rate-limit.js';
 import { ipv6Hextets } from '../src/platform/ip-address.js';
 import { stopsTokens } from '../src/modules/merchants/rules.js';
-import { rawRequest, type RawResponse } from './support/raw-http.js';
+import { rawRequest, signedHeaders, type RawResponse } from './support/raw-http.js';
 import {
   admin,
   baseUrlFor,
@@ -47,23 +46,9 @@ describe('signed-request replay (7) and nonce bounds (15)', () => {
 
   function signedMemberPost(opts: { timestamp: string; nonce: string; idempotencyKey?: string; body?: string }) {
     const body = opts.body ?? JSON.stringify({ external_member_id: `replay-${randomUUID()}` });
-    const signature = signRequest({
-      method: 'POST',
-      pathWithQuery: '/v1/members',
-      timestamp: opts.timestamp,
-      nonce: opts.nonce,
-      rawBody: body,
-      signingKey: creds.signingKey,
-    });
-    const headers = {
-      host: sandboxHost(service),
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      'x-idempotency-key': opts.idempotencyKey ?? randomUUID(),
-      'x-timestamp': opts.timestamp,
-      'x-nonce': opts.nonce,
-      'x-signature': signature,
-    };
+    const to = { host: sandboxHost(service), token, signingKey: creds.signingKey };
+    const { timestamp, nonce, idempotencyKey: key } = opts;
+    const headers = signedHeaders(to, '/v1/members', body, { timestamp, nonce, key });
     return {
       body,
       headers,

@@ -60,6 +60,48 @@ export interface SignedTarget {
   signingKey: string;
 }
 
+/** What the signing of a hand-built POST may be told, to follow the rules or to break one on purpose. */
+export interface SigningOptions {
+  timestamp?: string;
+  nonce?: string;
+  /** The idempotency key (a new one by default). */
+  key?: string;
+  /** The path and body the signature covers, when not the ones sent. */
+  signedPath?: string;
+  signedBody?: string;
+  /** The signature itself, instead of the one over the request. */
+  signature?: string;
+}
+
+/** The headers of a signed JSON POST of `body` to `path` for `to`: what the SDK sends. */
+export function signedHeaders(
+  to: Omit<SignedTarget, 'publicUrl'>,
+  path: string,
+  body: string,
+  options: SigningOptions = {},
+): Record<string, string> {
+  const timestamp = options.timestamp ?? String(Math.floor(Date.now() / 1000));
+  const nonce = options.nonce ?? randomUUID();
+  return {
+    host: to.host,
+    authorization: `Bearer ${to.token}`,
+    'content-type': 'application/json',
+    'x-idempotency-key': options.key ?? randomUUID(),
+    'x-timestamp': timestamp,
+    'x-nonce': nonce,
+    'x-signature':
+      options.signature ??
+      signRequest({
+        method: 'POST',
+        pathWithQuery: options.signedPath ?? path,
+        timestamp,
+        nonce,
+        rawBody: options.signedBody ?? body,
+        signingKey: to.signingKey,
+      }),
+  };
+}
+
 /**
  * A signed JSON POST built by hand and sent with `rawRequest`: what the SDK sends, with the nonce, the idempotency
  * key and extra headers in the test's hands.
@@ -70,27 +112,9 @@ export function signedPost(
   body: string,
   options: { nonce?: string; key?: string; headers?: Record<string, string> } = {},
 ): Promise<RawResponse> {
-  const timestamp = String(Math.floor(Date.now() / 1000));
-  const nonce = options.nonce ?? randomUUID();
   return rawRequest(`${to.publicUrl}${path}`, {
     method: 'POST',
     body,
-    headers: {
-      host: to.host,
-      authorization: `Bearer ${to.token}`,
-      'content-type': 'application/json',
-      'x-idempotency-key': options.key ?? randomUUID(),
-      'x-timestamp': timestamp,
-      'x-nonce': nonce,
-      'x-signature': signRequest({
-        method: 'POST',
-        pathWithQuery: path,
-        timestamp,
-        nonce,
-        rawBody: body,
-        signingKey: to.signingKey,
-      }),
-      ...options.headers,
-    },
+    headers: { ...signedHeaders(to, path, body, options), ...options.headers },
   });
 }
