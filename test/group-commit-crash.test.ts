@@ -4,7 +4,14 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { MerchantWalletClient } from '@merchant-wallet/sdk';
 import { verifyLedger } from '../src/money/index.js';
-import { spawnService, type ServiceProcess, adminPost, ownServiceDatabase, processClient } from './support/process.js';
+import {
+  spawnService,
+  type ServiceProcess,
+  adminPost,
+  ownServiceDatabase,
+  processClient,
+  stopCleanly,
+} from './support/process.js';
 
 /**
  * Issue 16, and issue 37 (batches across merchants): the service killed with SIGKILL while
@@ -21,7 +28,7 @@ describe('group commit across a crash of the service', () => {
     'loses no acknowledged write and doubles none, for any merchant, after SIGKILL and restart',
     { timeout: 240_000 },
     async () => {
-      const { adminToken, env, open } = await ownServiceDatabase('gccrash', {
+      const { adminToken, env, inDatabase } = await ownServiceDatabase('gccrash', {
         WORKERS: 'off',
         RATE_LIMIT_SCALE: '1000',
       });
@@ -152,13 +159,10 @@ describe('group commit across a crash of the service', () => {
           }
         }
         for (const c of clients) c.close();
-        svc.child.kill('SIGTERM');
-        assert.equal(await svc.exited, 0);
+        await stopCleanly(svc);
         svc = undefined;
 
-        const handle = await open();
-        try {
-          const db = handle.db;
+        await inDatabase(async (db) => {
           for (const [m, { id }] of merchants.entries()) {
             const mine = requests.filter((r) => r.merchant === m);
             const { rows } = await sql<{ deposits: string; hashes: string; entries: string; members: string }>`
@@ -188,9 +192,7 @@ describe('group commit across a crash of the service', () => {
               `acknowledged (${ackMembers} members) of ${sentBeforeKill} sent; ${replays} of ${total} answered ` +
               `from their key after the restart`,
           );
-        } finally {
-          await handle.close();
-        }
+        });
       } finally {
         svc?.child.kill('SIGKILL');
       }

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MerchantWalletClient } from '@merchant-wallet/sdk';
 import { rawRequest } from './support/raw-http.js';
-import { spawnService, type ServiceProcess } from './support/process.js';
+import { spawnService, stopCleanly, type ServiceProcess } from './support/process.js';
 
 /**
  * The real entry point as a process, on an embedded database in DATA_DIR. A start on an empty
@@ -91,19 +91,7 @@ describe('the service as a process', () => {
     });
     assert.equal(raw.status, 201);
     // The request's last log line is written after the answer: wait for it (bounded), not a fixed time.
-    const completed = () =>
-      first
-        .output()
-        .split('\n')
-        .some(
-          (l) =>
-            l.startsWith('{') &&
-            l.includes(String(raw.headers['x-request-id'])) &&
-            l.includes('"request completed"') &&
-            l.endsWith('}'),
-        );
-    for (const deadline = Date.now() + 10_000; !completed() && Date.now() < deadline;)
-      await new Promise((r) => setTimeout(r, 20));
+    await loggedLine(first, (l) => l.reqId === raw.headers['x-request-id'] && l.msg === 'request completed');
     const requestLines = logLines(first.output()).filter((l) => l.reqId === raw.headers['x-request-id']);
     // One line per request at info: what it was and who sent it, no header.
     assert.equal(requestLines.length, 1, JSON.stringify(requestLines));
@@ -146,10 +134,8 @@ describe('the service as a process', () => {
         { method: 'POST', headers: { host: 'api-sandbox.localhost' } },
       );
       assert.equal(res.status, 404);
-      const logged = () => logLines(first.output()).find((l) => l.reqId === res.headers['x-request-id']);
-      for (const deadline = Date.now() + 10_000; !logged() && Date.now() < deadline;)
-        await new Promise((r) => setTimeout(r, 20));
-      assert.equal(logged()?.route, '/v1//sandbox/hosted-screens/:redacted/complete');
+      const logged = await loggedLine(first, (l) => l.reqId === res.headers['x-request-id']);
+      assert.equal(logged?.route, '/v1//sandbox/hosted-screens/:redacted/complete');
       assert.ok(!first.output().includes(ticket), 'the ticket id is not in the logs');
       assert.ok(!first.output().includes('abc123secret'), 'nor the query');
     },
@@ -223,8 +209,7 @@ describe('the service as a process', () => {
       assert.ok(!second.output().includes('Demo merchant'), 'no second demo merchant');
       const kept = await clientOf(second).request<any>({ method: 'GET', path: '/v1/members/demo-1' });
       assert.equal(kept.id, member.id, 'the embedded database in DATA_DIR kept the data');
-      second.child.kill('SIGTERM');
-      assert.equal(await second.exited, 0);
+      await stopCleanly(second);
     } finally {
       second.child.kill('SIGKILL');
     }
@@ -250,13 +235,10 @@ describe('the service as a process', () => {
           body: { external_member_id: 'debug-headers' },
         });
         assert.equal(signed.status, 201);
-        const incoming = () =>
-          logLines(third.output()).find(
-            (l) => l.reqId === signed.headers['x-request-id'] && l.msg === 'incoming request',
-          );
-        for (const deadline = Date.now() + 10_000; !incoming() && Date.now() < deadline;)
-          await new Promise((r) => setTimeout(r, 20));
-        const incomingLine = incoming();
+        const incomingLine = await loggedLine(
+          third,
+          (l) => l.reqId === signed.headers['x-request-id'] && l.msg === 'incoming request',
+        );
 
         // Headers sent, the body never completed: the drain cannot end by itself.
         const { port } = new URL(third.publicUrl);
@@ -319,4 +301,16 @@ function logLines(output: string): any[] {
     .split('\n')
     .filter((l) => l.startsWith('{') && l.endsWith('}'))
     .map((l) => JSON.parse(l));
+}
+
+/**
+ * The first log line of `p` that `matches`, waited for (at most 10 s, then undefined): a request's lines are
+ * written after its answer.
+ */
+async function loggedLine(p: ServiceProcess, matches: (line: any) => boolean): Promise<any> {
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
+    const line = logLines(p.output()).find(matches);
+    if (line) return line;
+  }
+  return undefined;
 }

@@ -5,7 +5,14 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { verifyWebhookSignature } from '@merchant-wallet/sdk';
 import { verifyLedger } from '../src/money/index.js';
-import { spawnService, type ServiceProcess, adminPost, ownServiceDatabase, processClient } from './support/process.js';
+import {
+  spawnService,
+  type ServiceProcess,
+  adminPost,
+  ownServiceDatabase,
+  processClient,
+  stopCleanly,
+} from './support/process.js';
 
 /**
  * The real service as a process, killed with SIGKILL while deliveries and jobs are in flight, then
@@ -46,7 +53,7 @@ describe('webhook delivery across a crash of the service', () => {
       await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
       const receiverPort = (receiver.address() as { port: number }).port;
 
-      const { adminToken, env, open } = await ownServiceDatabase('whcrash', {
+      const { adminToken, env, inDatabase } = await ownServiceDatabase('whcrash', {
         JOB_POLL_INTERVAL_MS: '50',
         JOB_LEASE_SECONDS: '4',
         WEBHOOK_DELIVERY_TIMEOUT_MS: '2000',
@@ -85,8 +92,7 @@ describe('webhook delivery across a crash of the service', () => {
           merchant: await client.merchant.balances(),
         };
         client.close();
-        svc.child.kill('SIGTERM');
-        assert.equal(await svc.exited, 0);
+        await stopCleanly(svc);
         svc = await spawnService(env);
         client = clientOf(svc);
 
@@ -135,13 +141,10 @@ describe('webhook delivery across a crash of the service', () => {
           'the ledger is unchanged by the crash and the restart',
         );
         client.close();
-        svc.child.kill('SIGTERM');
-        assert.equal(await svc.exited, 0);
+        await stopCleanly(svc);
         svc = undefined;
 
-        const handle = await open();
-        try {
-          const db = handle.db;
+        await inDatabase(async (db) => {
           const records = await db
             .selectFrom('webhook_deliveries')
             .selectAll()
@@ -193,9 +196,7 @@ describe('webhook delivery across a crash of the service', () => {
             `# crash test: ${receivedBeforeKill} received before SIGKILL, ${received.length} requests in all ` +
               `(${duplicates} resent: at least once); attempts ${JSON.stringify(byOutcome)}`,
           );
-        } finally {
-          await handle.close();
-        }
+        });
       } finally {
         svc?.child.kill('SIGKILL');
         // Connections first: close() waits for every open one, so a failed start must not hang the file.

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -8,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleForTests, bundledPath, newBuildDir, testNodeFlags } from '../../scripts/test-build.mjs';
 import { MerchantWalletClient } from '@merchant-wallet/sdk';
 import { rawRequest } from './raw-http.js';
-import { openDatabase } from '../../src/db/connection.js';
+import { openDatabase, type DatabaseHandle } from '../../src/db/connection.js';
 import { seedEmbeddedDataDir, testDatabaseOptions } from './database.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -78,6 +79,12 @@ export async function spawnService(env: Record<string, string>, timeoutMs = 120_
   throw new Error(`service did not start:\n${out}`);
 }
 
+/** Stops process `p` with SIGTERM and checks that it ended cleanly (exit code 0). */
+export async function stopCleanly(p: ServiceProcess): Promise<void> {
+  p.child.kill('SIGTERM');
+  assert.equal(await p.exited, 0);
+}
+
 /** A key as the operator API answers a new one. */
 export interface ProcessKey {
   client_id: string;
@@ -110,7 +117,8 @@ export const processClient = (p: ServiceProcess, key: ProcessKey) =>
  * A database of its own for service processes that a test kills and restarts: the test database
  * (TEST_DATABASE_URL) on PostgreSQL, else an embedded one in a new data directory (`mwa-<name>-…`),
  * started migrated (the test is not about a first start); a new admin token. `env`: the processes'
- * environment, with `extra`; `open()`: the database opened in the test (once the processes are gone).
+ * environment, with `extra`; `inDatabase(check)`: `check` run on the database opened in the test (once the
+ * processes are gone), closed afterwards.
  */
 export async function ownServiceDatabase(name: string, extra: Record<string, string>) {
   const testDatabaseUrl = process.env.TEST_DATABASE_URL ?? '';
@@ -125,5 +133,13 @@ export async function ownServiceDatabase(name: string, extra: Record<string, str
     ...extra,
   };
   const open = () => openDatabase(env.DATABASE_URL || undefined, dataDir, testDatabaseOptions());
-  return { adminToken, env, open };
+  const inDatabase = async (check: (db: DatabaseHandle['db']) => Promise<void>) => {
+    const handle = await open();
+    try {
+      await check(handle.db);
+    } finally {
+      await handle.close();
+    }
+  };
+  return { adminToken, env, inDatabase };
 }
