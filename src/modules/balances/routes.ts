@@ -1,11 +1,11 @@
 import { Type } from 'typebox';
-import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
+import { PageQuery, constantList } from '../../platform/pagination.js';
 import { memberBalances, merchantBalances } from './queries.js';
 import { publicRoutes } from '../../platform/route-module.js';
-import { idParams, readList } from '../../platform/route-kinds.js';
 import { ApiError } from '../../platform/errors.js';
 import type { ClockScope } from '../../platform/clock.js';
 import { createMonitor, deleteMonitor, listMonitors, monitorErrors, monitorsMax } from './monitors.js';
+import { idParams, readList } from '../../platform/route-kinds.js';
 
 const BalanceMonitor = Type.Object(
   {
@@ -90,17 +90,16 @@ export const balanceRoutes = publicRoutes((route, ctx) => {
 
   route.get(
     '/v1/merchant/balances',
-    {
-      access: { scope: 'merchant:read' },
-      schema: {
-        operationId: 'listMerchantBalances',
-        summary: "The merchant's custody and prepaid balances per asset",
-        description: 'With `as_of`, custody and prepaid as they were at that instant.',
-        tags: ['Balances'],
-        querystring: AsOfQuery,
-        response: { 200: listEnvelope(MerchantBalance) },
-      },
-    },
+    readList({
+      scope: 'merchant:read',
+      principal: 'merchant',
+      operationId: 'listMerchantBalances',
+      summary: "The merchant's custody and prepaid balances per asset",
+      description: 'With `as_of`, custody and prepaid as they were at that instant.',
+      tags: ['Balances'],
+      query: AsOfQuery,
+      item: MerchantBalance,
+    }),
     async ({ principal, query }) =>
       constantList(
         await merchantBalances(ctx.db, principal.environment, principal.merchantId, await asOf(query.as_of, principal)),
@@ -139,17 +138,16 @@ export const balanceRoutes = publicRoutes((route, ctx) => {
 
   route.get(
     '/v1/balance-monitors',
-    {
-      access: { scope: 'merchant:read' },
-      schema: {
-        operationId: 'listBalanceMonitors',
-        summary: "The merchant's balance monitors",
-        description: 'Newest first, cursor pages.',
-        tags: ['Balances'],
-        querystring: PageQuery,
-        response: { 200: listEnvelope(BalanceMonitor) },
-      },
-    },
+    readList({
+      scope: 'merchant:read',
+      principal: 'merchant',
+      operationId: 'listBalanceMonitors',
+      summary: "The merchant's balance monitors",
+      description: 'Newest first, cursor pages.',
+      tags: ['Balances'],
+      query: PageQuery,
+      item: BalanceMonitor,
+    }),
     async ({ principal, query }) => listMonitors(ctx.db, principal, query),
   );
 

@@ -2,13 +2,13 @@ import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { Type } from 'typebox';
 import { router } from '../../platform/route.js';
+import { readList, readOne } from '../../platform/route-kinds.js';
 import { mount } from '../../platform/route-mount.js';
 import type { MerchantPrincipal } from '../../platform/route-types.js';
 import type { RouteAccess } from '../../platform/route-access.js';
 import { ApiError } from '../../platform/errors.js';
 import { authenticate, authenticateHeld, bearerFrom, checkIp, checkMerchantStatus } from '../../platform/auth.js';
 import { hasScope } from '../../platform/scopes.js';
-import { listEnvelope } from '../../platform/pagination.js';
 import { findEvent, listEvents, typesOfFilter } from './queries.js';
 import { Event, EventParams, EventsQuery, StreamQuery } from './schemas.js';
 import { StreamHub, streamsPerKeyMax } from './stream.js';
@@ -26,20 +26,19 @@ export async function eventRoutes(app: AppInstance, ctx: ServiceContext): Promis
 
   route.get(
     '/v1/events',
-    {
-      access: { scope: 'events:read' },
-      schema: {
-        operationId: 'listEvents',
-        summary: 'List events',
-        description:
-          `The environment's kept events (${ctx.config.eventRetentionDays} days; EVENT_RETENTION_DAYS), newest ` +
-          `first (the order they were written). Each is exactly the body its webhook carried. Filters combine; ` +
-          `an unknown \`type\` answers an empty page.`,
-        tags,
-        querystring: EventsQuery,
-        response: { 200: listEnvelope(Event) },
-      },
-    },
+    readList({
+      scope: 'events:read',
+      principal: 'merchant',
+      operationId: 'listEvents',
+      summary: 'List events',
+      description:
+        `The environment's kept events (${ctx.config.eventRetentionDays} days; EVENT_RETENTION_DAYS), newest ` +
+        `first (the order they were written). Each is exactly the body its webhook carried. Filters combine; ` +
+        `an unknown \`type\` answers an empty page.`,
+      tags,
+      query: EventsQuery,
+      item: Event,
+    }),
     async ({ principal, query }) => listEvents(db, principal, query),
   );
 
@@ -148,20 +147,19 @@ export async function eventRoutes(app: AppInstance, ctx: ServiceContext): Promis
 
   route.get(
     '/v1/events/:id',
-    {
-      access: { scope: 'events:read' },
+    readOne({
+      scope: 'events:read',
+      principal: 'merchant',
       errors: ['not_found'],
-      schema: {
-        operationId: 'getEvent',
-        summary: 'Get an event',
-        description:
-          "One kept event, as its webhook body. Another merchant's, another environment's or a pruned event: " +
-          '`not_found`.',
-        tags,
-        params: EventParams,
-        response: { 200: Event },
-      },
-    },
+      operationId: 'getEvent',
+      summary: 'Get an event',
+      description:
+        "One kept event, as its webhook body. Another merchant's, another environment's or a pruned event: " +
+        '`not_found`.',
+      tags,
+      params: EventParams,
+      response: Event,
+    }),
     async ({ principal, params }) => {
       const event = await findEvent(db, principal, params.id);
       if (!event) throw new ApiError('not_found', 'No such event.');

@@ -2,10 +2,10 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
-import { idParams } from '../../platform/route-kinds.js';
+import { idParams, readList } from '../../platform/route-kinds.js';
 import { mount } from '../../platform/route-mount.js';
 import { ApiError } from '../../platform/errors.js';
-import { PageQuery, listEnvelope } from '../../platform/pagination.js';
+import { PageQuery } from '../../platform/pagination.js';
 import { exportKinds } from './queries/kinds.js';
 import { createExport, exportErrors, getExport, listExports } from './service.js';
 import { exportFileHeaders, openExportFile } from './file.js';
@@ -73,17 +73,16 @@ export async function exportRoutes(app: AppInstance, ctx: ServiceContext): Promi
 
   route.get(
     '/v1/exports',
-    {
-      access: { scope: 'exports:read' },
-      schema: {
-        operationId: 'listExports',
-        summary: "The merchant's exports",
-        description: 'Newest first, cursor pages.',
-        tags,
-        querystring: PageQuery,
-        response: { 200: listEnvelope(Export) },
-      },
-    },
+    readList({
+      scope: 'exports:read',
+      principal: 'merchant',
+      operationId: 'listExports',
+      summary: "The merchant's exports",
+      description: 'Newest first, cursor pages.',
+      tags,
+      query: PageQuery,
+      item: Export,
+    }),
     async ({ principal, query }) => listExports(ctx.db, principal, query),
   );
 

@@ -1,11 +1,11 @@
 import { Type } from 'typebox';
 import { MemberAssetCreatedFilter } from '../../platform/list-filters.js';
 import { publicRoutes } from '../../platform/route-module.js';
-import { idParams } from '../../platform/route-kinds.js';
 import { ApiError } from '../../platform/errors.js';
-import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
+import { PageQuery, constantList } from '../../platform/pagination.js';
 import { resolveMember } from '../members/index.js';
 import { entryPage, findEntry, storedEntryId } from './queries.js';
+import { idParams, readList, readOne } from '../../platform/route-kinds.js';
 
 const LedgerLine = Type.Object(
   {
@@ -53,31 +53,30 @@ const idShape = /^[A-Za-z0-9_.:-]{1,100}$/;
 export const ledgerEntryRoutes = publicRoutes((route, ctx) => {
   route.get(
     '/v1/ledger/entries',
-    {
-      access: { scope: 'ledger:read' },
-      schema: {
-        operationId: 'listLedgerEntries',
-        summary: "The merchant's journal entries",
-        description:
-          'Newest first, cursor pages. Each entry is one balanced movement of one asset; its lines name ' +
-          'member and merchant accounts ' +
-          ("(the platform's counter-account kept for this merchant as `platform:<bucket>` of the merchant). " +
-            'Filters combine: `member_id` ') +
-          ('(either form; an unknown member gives an empty page), `asset`, `reference_id` (the object the ' +
-            'entry moved money for), ') +
-          '`created_gte` (inclusive) / `created_lt` (exclusive), ISO 8601 with a time zone.',
-        tags,
-        querystring: Type.Object({
-          ...PageQuery.properties,
-          member_id: MemberAssetCreatedFilter.member_id,
-          asset: MemberAssetCreatedFilter.asset,
-          reference_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-          created_gte: MemberAssetCreatedFilter.created_gte,
-          created_lt: MemberAssetCreatedFilter.created_lt,
-        }),
-        response: { 200: listEnvelope(LedgerEntry) },
-      },
-    },
+    readList({
+      scope: 'ledger:read',
+      principal: 'merchant',
+      operationId: 'listLedgerEntries',
+      summary: "The merchant's journal entries",
+      description:
+        'Newest first, cursor pages. Each entry is one balanced movement of one asset; its lines name ' +
+        'member and merchant accounts ' +
+        ("(the platform's counter-account kept for this merchant as `platform:<bucket>` of the merchant). " +
+          'Filters combine: `member_id` ') +
+        ('(either form; an unknown member gives an empty page), `asset`, `reference_id` (the object the ' +
+          'entry moved money for), ') +
+        '`created_gte` (inclusive) / `created_lt` (exclusive), ISO 8601 with a time zone.',
+      tags,
+      query: Type.Object({
+        ...PageQuery.properties,
+        member_id: MemberAssetCreatedFilter.member_id,
+        asset: MemberAssetCreatedFilter.asset,
+        reference_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+        created_gte: MemberAssetCreatedFilter.created_gte,
+        created_lt: MemberAssetCreatedFilter.created_lt,
+      }),
+      item: LedgerEntry,
+    }),
     async ({ principal, query }) => {
       const { merchantId, environment } = principal;
       let memberId: string | undefined;
@@ -106,18 +105,17 @@ export const ledgerEntryRoutes = publicRoutes((route, ctx) => {
 
   route.get(
     '/v1/ledger/entries/:id',
-    {
-      access: { scope: 'ledger:read' },
+    readOne({
+      scope: 'ledger:read',
+      principal: 'merchant',
       errors: ['not_found'],
-      schema: {
-        operationId: 'getLedgerEntry',
-        summary: 'Get a journal entry',
-        description: "One of the merchant's entries; another merchant's, or another environment's, is `not_found`.",
-        tags,
-        params: idParams('jre_ prefix optional'),
-        response: { 200: LedgerEntry },
-      },
-    },
+      operationId: 'getLedgerEntry',
+      summary: 'Get a journal entry',
+      description: "One of the merchant's entries; another merchant's, or another environment's, is `not_found`.",
+      tags,
+      params: idParams('jre_ prefix optional'),
+      response: LedgerEntry,
+    }),
     async ({ principal, params }) => {
       const entry = idShape.test(params.id)
         ? await findEntry(ctx.db, principal.merchantId, principal.environment, storedEntryId(params.id))

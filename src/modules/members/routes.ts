@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import { publicRoutes } from '../../platform/route-module.js';
-import { idParams } from '../../platform/route-kinds.js';
 import { CreateMemberBody, Member, MemberIdParams } from './schemas.js';
 import { createMembers, getMember, memberErrors, memberView, revokeSessions, suspendMember } from './service.js';
 import { profileStatusOf } from '../kyc/index.js';
+import { idParams, readOne } from '../../platform/route-kinds.js';
 
 const tags = ['Members'];
 
@@ -36,17 +36,16 @@ export const memberRoutes = publicRoutes((route, ctx) => {
 
   route.get(
     '/v1/members/:id',
-    {
-      access: { scope: 'members:read' },
+    readOne({
+      scope: 'members:read',
+      principal: 'merchant',
       errors: memberErrors.get,
-      schema: {
-        operationId: 'getMember',
-        summary: 'Get a member',
-        tags,
-        params: MemberIdParams,
-        response: { 200: Member },
-      },
-    },
+      operationId: 'getMember',
+      summary: 'Get a member',
+      tags,
+      params: MemberIdParams,
+      response: Member,
+    }),
     async ({ principal, params }) => {
       const member = await getMember(db, principal.merchantId, principal.environment, params.id);
       return memberView(member, await profileStatusOf(db, member.id));

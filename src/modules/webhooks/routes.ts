@@ -2,8 +2,9 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/route.js';
+import { readList } from '../../platform/route-kinds.js';
 import { ApiError } from '../../platform/errors.js';
-import { PageQuery, listEnvelope } from '../../platform/pagination.js';
+import { PageQuery } from '../../platform/pagination.js';
 import {
   checkEndpointUrl,
   createEndpoint,
@@ -66,18 +67,17 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
 
   route.get(
     '/v1/webhooks/endpoints',
-    {
-      access: { scope: 'webhooks:read' },
-      schema: {
-        operationId: 'listWebhookEndpoints',
-        summary: 'List webhook endpoints',
-        description:
-          `Every endpoint of the environment (at most ${endpointsPerMerchantMax}, one page), newest first, ` +
-          `without secrets.`,
-        tags,
-        response: { 200: listEnvelope(Endpoint) },
-      },
-    },
+    readList({
+      scope: 'webhooks:read',
+      principal: 'merchant',
+      operationId: 'listWebhookEndpoints',
+      summary: 'List webhook endpoints',
+      description:
+        `Every endpoint of the environment (at most ${endpointsPerMerchantMax}, one page), newest first, ` +
+        `without secrets.`,
+      tags,
+      item: Endpoint,
+    }),
     async ({ principal }) => listEndpoints(db, principal),
   );
 
@@ -210,19 +210,18 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
 
   route.get(
     '/v1/webhooks/deliveries',
-    {
-      access: { scope: 'merchant:read' },
-      schema: {
-        operationId: 'listWebhookDeliveries',
-        summary: 'List webhook deliveries',
-        description:
-          'Delivery log without payload, newest first. `status` filters (`pending`, `sent`, `failed`, ' +
-          '`dead`, `no_subscriber`; empty means all; an unknown value returns an empty page).',
-        tags,
-        querystring: Type.Object({ ...PageQuery.properties, status: Type.Optional(DeliveryStatusFilter) }),
-        response: { 200: listEnvelope(Delivery) },
-      },
-    },
+    readList({
+      scope: 'merchant:read',
+      principal: 'merchant',
+      operationId: 'listWebhookDeliveries',
+      summary: 'List webhook deliveries',
+      description:
+        'Delivery log without payload, newest first. `status` filters (`pending`, `sent`, `failed`, ' +
+        '`dead`, `no_subscriber`; empty means all; an unknown value returns an empty page).',
+      tags,
+      query: Type.Object({ ...PageQuery.properties, status: Type.Optional(DeliveryStatusFilter) }),
+      item: Delivery,
+    }),
     async ({ principal, query }) => listDeliveries(db, principal, query),
   );
 
