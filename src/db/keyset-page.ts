@@ -49,6 +49,16 @@ export async function keysetPage<DB, TB extends keyof DB, O extends KeysetRow, T
   return toPage<O, O | T>(rows, limit, view ?? ((row) => row));
 }
 
+/**
+ * A page whose rows each become a view that reads the database, awaited one after the other (the
+ * page's order kept, one query at a time on the caller's connection).
+ */
+export async function viewPage<R, T>(page: ListEnvelope<R>, view: (row: R) => Promise<T>): Promise<ListEnvelope<T>> {
+  const data: T[] = [];
+  for (const row of page.data) data.push(await view(row));
+  return { ...page, data };
+}
+
 export async function groupedKeysetPage<DB, TB extends keyof DB, O extends KeysetRow, T>(
   query: SelectQueryBuilder<DB, TB, O>,
   groupColumn: string,

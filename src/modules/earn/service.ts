@@ -12,7 +12,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { type PageParams } from '../../platform/pagination.js';
-import { keysetPage } from '../../db/keyset-page.js';
+import { keysetPage, viewPage } from '../../db/keyset-page.js';
 import {
   earnMaturityLines,
   earnPayoutLines,
@@ -64,10 +64,7 @@ export async function listOrders(
   caller: Caller,
   query: PageParams & { status?: 'active' | 'settled' | 'redeemed' },
 ) {
-  const page = await keysetPage(ordersQuery(db, caller, query.status), query);
-  const data = [];
-  for (const o of page.data) data.push(await viewOrder(db, o));
-  return { ...page, data };
+  return viewPage(await keysetPage(ordersQuery(db, caller, query.status), query), (o) => viewOrder(db, o));
 }
 
 export async function getOrder(db: Db, caller: Caller, id: string) {
@@ -77,10 +74,7 @@ export async function getOrder(db: Db, caller: Caller, id: string) {
 }
 
 export async function listPositions(db: Db, caller: Caller, query: PageParams & { status?: 'active' | 'closed' }) {
-  const page = await keysetPage(ordersQuery(db, caller, query.status), query);
-  const data = [];
-  for (const o of page.data) data.push(await viewPosition(db, o));
-  return { ...page, data };
+  return viewPage(await keysetPage(ordersQuery(db, caller, query.status), query), (o) => viewPosition(db, o));
 }
 
 export async function subscribe(

@@ -9,7 +9,7 @@ import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import { ApiError, positiveAmount } from '../../platform/errors.js';
 import { type PageParams } from '../../platform/pagination.js';
-import { keysetPage } from '../../db/keyset-page.js';
+import { keysetPage, viewPage } from '../../db/keyset-page.js';
 import { formatAmount, minorFromDb, parseAmount } from '../../money/index.js';
 import {
   allDirectionsQuery,
@@ -105,10 +105,7 @@ async function columnsOf(db: Db, from: string, to: string, feeSide: FeeSide, s: 
 }
 
 export async function listDirections(db: Db, query: PageParams & { environment?: Environment }) {
-  const page = await keysetPage(allDirectionsQuery(db, query.environment), query);
-  const data = [];
-  for (const row of page.data) data.push(await directionView(db, row));
-  return { ...page, data };
+  return viewPage(await keysetPage(allDirectionsQuery(db, query.environment), query), (row) => directionView(db, row));
 }
 
 export async function getDirection(db: Db, id: string) {

@@ -7,7 +7,7 @@ import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { type ListEnvelope, type PageParams } from '../../platform/pagination.js';
-import { keysetPage } from '../../db/keyset-page.js';
+import { keysetPage, viewPage } from '../../db/keyset-page.js';
 import { expireQuotes, findOrder, ordersQuery, type Db } from './queries.js';
 import { emitOrderEvent } from './service.js';
 import type { ExchangeOrderRow, OrderStatus } from './tables.js';
@@ -61,9 +61,7 @@ async function listOrders(db: Db, caller: Caller, query: PageParams & { status?:
 }
 
 async function viewsOf(db: Db, page: ListEnvelope<ExchangeOrderRow>) {
-  const data = [];
-  for (const row of page.data) data.push(await viewOf(db, row));
-  return { ...page, data };
+  return viewPage(page, (row) => viewOf(db, row));
 }
 
 /** `getOrder` for the API: a lock whose window has ended is voided before it is answered (`expireDueBeforeRead`). */

@@ -7,8 +7,8 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
-import { mapPage, type PageParams } from '../../../platform/pagination.js';
-import { keysetPage } from '../../../db/keyset-page.js';
+import { type PageParams } from '../../../platform/pagination.js';
+import { keysetPage, viewPage } from '../../../db/keyset-page.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { requireStepUp, type StepUpCall, stepUpObjectRef } from '../../step-up/index.js';
 import { emitCardStatus } from '../shared/events.js';
@@ -48,10 +48,7 @@ export async function getCard(db: Db, caller: CardCaller, id: string) {
 }
 
 export async function listCards(db: Db, caller: MemberCardCaller, page: PageParams) {
-  const rows = await keysetPage(cardsQuery(db, caller), page);
-  const data = [];
-  for (const row of rows.data) data.push(await cardView(db, row));
-  return mapPage({ ...rows, data }, (x) => x);
+  return viewPage(await keysetPage(cardsQuery(db, caller), page), (row) => cardView(db, row));
 }
 
 /**

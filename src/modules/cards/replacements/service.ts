@@ -10,8 +10,8 @@ import type { ServiceContext } from '../../../service-context.js';
 import { enqueue } from '../../../jobs/queries.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
-import { mapPage, type PageParams } from '../../../platform/pagination.js';
-import { keysetPage } from '../../../db/keyset-page.js';
+import { type PageParams } from '../../../platform/pagination.js';
+import { keysetPage, viewPage } from '../../../db/keyset-page.js';
 import { formatAmount, minorFromDb } from '../../../money/index.js';
 import { emitReplacement } from '../shared/events.js';
 import { cardCurrencyOf, findCard, freezeCard } from '../cards/queries.js';
@@ -107,10 +107,9 @@ export async function getReplacement(db: Db, caller: CardCaller, id: string) {
  * the merchant all of its members'; `card_id` narrows it to one card (an unknown card: empty).
  */
 export async function listReplacements(db: Db, caller: CardCaller, page: PageParams & { card_id?: string }) {
-  const rows = await keysetPage(replacementsQuery(db, caller, page.card_id), page);
-  const data = [];
-  for (const row of rows.data) data.push(await replacementView(db, row));
-  return mapPage({ ...rows, data }, (x) => x);
+  return viewPage(await keysetPage(replacementsQuery(db, caller, page.card_id), page), (row) =>
+    replacementView(db, row),
+  );
 }
 
 /** The full replacement record: fees in the asset they were taken in (null before the executor reserved them), the

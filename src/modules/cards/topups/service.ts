@@ -13,7 +13,7 @@ import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { type PageParams } from '../../../platform/pagination.js';
-import { keysetPage } from '../../../db/keyset-page.js';
+import { keysetPage, viewPage } from '../../../db/keyset-page.js';
 import {
   accountBalance,
   minorFromDb,
@@ -273,8 +273,5 @@ export async function getTopUp(db: Db, caller: CardCaller, cardId: string | unde
 export async function listTopUps(db: Db, caller: CardCaller, cardId: string, page: PageParams) {
   const card = await findCard(db, caller, cardId);
   if (!card) throw new ApiError('not_found', 'No such card.');
-  const rows = await keysetPage(topUpsOfCard(db, card.id), page);
-  const data = [];
-  for (const row of rows.data) data.push(await topUpView(db, row));
-  return { ...rows, data };
+  return viewPage(await keysetPage(topUpsOfCard(db, card.id), page), (row) => topUpView(db, row));
 }

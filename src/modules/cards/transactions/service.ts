@@ -13,7 +13,7 @@ import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { type PageParams } from '../../../platform/pagination.js';
-import { keysetPage } from '../../../db/keyset-page.js';
+import { keysetPage, viewPage } from '../../../db/keyset-page.js';
 import { accountBalance, minorFromDb, parseAmount, authHoldLines, cardMoneyEntryKinds } from '../../../money/index.js';
 import {
   authorizationExpiresAt,
@@ -56,10 +56,9 @@ export async function listTransactions(
 ) {
   const card = await findCard(db, caller, cardId);
   if (!card) throw new ApiError('not_found', 'No such card.');
-  const rows = await keysetPage(transactionsOfCard(db, card.id, page.type), page);
-  const data = [];
-  for (const row of rows.data) data.push(await transactionView(db, row));
-  return { ...rows, data };
+  return viewPage(await keysetPage(transactionsOfCard(db, card.id, page.type), page), (row) =>
+    transactionView(db, row),
+  );
 }
 
 /** `GET /v1/cards/transactions/{id}`: one transaction by its id alone (events carry no card id); another member's, or

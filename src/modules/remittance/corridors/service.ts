@@ -7,7 +7,7 @@ import type { Database, Environment } from '../../../db/schema.js';
 import { ApiError, invalidFields, type FieldProblem } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { type PageParams } from '../../../platform/pagination.js';
-import { keysetPage } from '../../../db/keyset-page.js';
+import { keysetPage, viewPage } from '../../../db/keyset-page.js';
 import { parseAmount } from '../../../money/index.js';
 import { getAsset } from '../../assets/index.js';
 import { contractProblems, type FieldSpec } from './contracts.js';
@@ -32,10 +32,7 @@ export async function viewCorridor(db: Db, c: Corridor) {
 }
 
 export async function listCorridorsPage(db: Db, query: PageParams & { environment?: Environment; country?: string }) {
-  const page = await keysetPage(allCorridorsQuery(db, query), query);
-  const data = [];
-  for (const row of page.data) data.push(await viewCorridor(db, corridorOf(row)));
-  return { ...page, data };
+  return viewPage(await keysetPage(allCorridorsQuery(db, query), query), (row) => viewCorridor(db, corridorOf(row)));
 }
 
 /** What the operator may set on a corridor; amounts are decimal strings at the payout currency's scale. */

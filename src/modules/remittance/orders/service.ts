@@ -10,7 +10,7 @@ import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { type PageParams } from '../../../platform/pagination.js';
-import { keysetPage } from '../../../db/keyset-page.js';
+import { keysetPage, viewPage } from '../../../db/keyset-page.js';
 import { parseAmount, postEntryOrRefuse, remitFreezeLines, remitEntryKinds } from '../../../money/index.js';
 import { enqueue } from '../../../jobs/queries.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
@@ -211,8 +211,5 @@ export async function getOrder(db: Db, caller: Caller, id: string) {
 }
 
 export async function listOrders(db: Db, caller: Caller, query: PageParams & { status?: PublicStatus }) {
-  const page = await keysetPage(ordersQuery(db, caller, query.status), query);
-  const data = [];
-  for (const row of page.data) data.push(await viewOf(db, row));
-  return { ...page, data };
+  return viewPage(await keysetPage(ordersQuery(db, caller, query.status), query), (row) => viewOf(db, row));
 }
