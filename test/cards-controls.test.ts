@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { MerchantWalletClient, MerchantWalletError } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { baseUrlFor, newMerchantClient, useTestService } from './support/service.js';
+import { baseUrlFor, newMerchantClient, useTestService, type Credentials } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { expectOwnersCardOnly } from './support/card-lifecycle.js';
 import { getHostedPage, postHostedPage, testHostedScreenKey } from './support/hosted.js';
@@ -18,6 +18,7 @@ import {
   kycMember,
   approvedCard,
   withUpstream,
+  invalidFieldKeys,
   unknownStatusAlerts,
   setCardStatus,
   patchCardProducts,
@@ -39,6 +40,12 @@ describe('card controls', () => {
   /** Runs `f` with the card issuer answering `behavior`, then `success` again. */
   const withIssuer = <T>(behavior: string, f: () => Promise<T>) => withUpstream(client, 'card', behavior, f);
   const drain = () => service.workers.jobs.drain();
+  /** `send` under a new idempotency key while the issuer answers `behavior`, refused 502 `upstream_error`: the key. */
+  async function refused502(behavior: string, send: (idempotencyKey: string) => Promise<unknown>) {
+    const key = randomUUID();
+    await withIssuer(behavior, () => expectCode(send(key), 'upstream_error', 502));
+    return key;
+  }
   /** The open `upstream.unknown_status` alerts about a card. */
   const alertsOf = (cardId: string) => unknownStatusAlerts(service, cardId);
 
@@ -61,18 +68,33 @@ describe('card controls', () => {
     let card: Promise<{ m: string; id: string }> | undefined;
     return () => (card ??= virtualCard());
   }
+  /**
+   * Sets up a group of tests (called in its describe): a merchant of the group's own, made before its tests (the
+   * orders bucket allows 120 writes a minute), whose client `client` is then (`clientFor` makes it from the
+   * merchant's key when the group needs one of its own); answers the group's shared virtual card.
+   */
+  function ownMerchantGroup(clientFor?: (creds: Credentials) => MerchantWalletClient) {
+    before(async () => {
+      const own = await newMerchantClient(service);
+      client = clientFor ? clientFor(own.creds) : own.client;
+    });
+    return sharedVirtualCard();
+  }
   const setStatus = (id: string, status: string) => setCardStatus(service, id, status);
+  /** The card put in each of `statuses` in turn refuses each of `calls` with 400 `state_invalid`. */
+  async function refusedInStatuses(id: string, statuses: string[], ...calls: Array<() => Promise<unknown>>) {
+    for (const status of statuses) {
+      await setStatus(id, status);
+      for (const call of calls) await expectCode(call(), 'state_invalid');
+    }
+  }
   const setProduct = (patch: Record<string, unknown>) => patchCardProducts(service, patch);
 
   describe('PATCH /v1/cards/{id}/limits', () => {
-    // A merchant per group: the orders bucket allows 120 writes a minute.
-    before(async () => {
-      ({ client } = await newMerchantClient(service));
-    });
     // Shared: the first test (it reads the limits of a new card: it runs first), the refusals, the
     // failed and unknown_status pushes (each sets all three limits first and waits for them to be
     // synced) and the withdrawn product. The test that sets the card's status keeps its own.
-    const shared = sharedVirtualCard();
+    const shared = ownMerchantGroup();
     it('records at once, pushes by a job, 0 is no limit, omitted keeps the value', async () => {
       const { m, id } = await shared();
       const before = await client.cards.get(id, { onBehalfOf: m });
@@ -145,10 +167,9 @@ describe('card controls', () => {
         m,
         other,
       );
-      for (const s of ['closing', 'closed', 'expired']) {
-        await setStatus(id, s);
-        await expectCode(client.cards.setLimits(id, { single: '5' }, { onBehalfOf: m }), 'state_invalid');
-      }
+      await refusedInStatuses(id, ['closing', 'closed', 'expired'], () =>
+        client.cards.setLimits(id, { single: '5' }, { onBehalfOf: m }),
+      );
     });
 
     it('a failed push keeps only tightening: a loosened layer falls back, a tightened one stays', async () => {
@@ -216,14 +237,23 @@ describe('card controls', () => {
   });
 
   describe('merchant rules', () => {
-    // A merchant per group: the orders bucket allows 120 writes a minute.
-    before(async () => {
-      ({ client } = await newMerchantClient(service));
-    });
     // Shared: the first test (it reads the rules of a new card: it runs first), the DELETE, the
     // field checks and the 502 test (each sets the rules it then reads). The status test ends its
     // card; the unknown_status test needs a card whose rules were never confirmed (synced_at null).
-    const shared = sharedVirtualCard();
+    const shared = ownMerchantGroup();
+    /** The card's rules set to `rules` while the issuer answers `behavior` (502): the key, and the rules the card
+     * then holds. */
+    async function rulesSetOn502(
+      behavior: string,
+      m: string,
+      id: string,
+      rules: Parameters<MerchantWalletClient['cards']['setMerchantRules']>[1],
+    ) {
+      const key = await refused502(behavior, (idempotencyKey) =>
+        client.cards.setMerchantRules(id, rules, { onBehalfOf: m, idempotencyKey }),
+      );
+      return { key, stored: await client.cards.getMerchantRules(id, { onBehalfOf: m }) };
+    }
     it('GET before any: no rules; PUT replaces the whole set and is confirmed; DELETE removes it', async () => {
       const { m, id } = await shared();
       assert.deepEqual(await client.cards.getMerchantRules(id, { onBehalfOf: m }), {
@@ -308,16 +338,7 @@ describe('card controls', () => {
         'accepted',
       async () => {
         const { m, id } = await shared();
-        const fieldsOf = async (body: any) => {
-          try {
-            await client.cards.setMerchantRules(id, body, { onBehalfOf: m });
-          } catch (err) {
-            assert.ok(err instanceof MerchantWalletError);
-            assert.equal(err.code, 'invalid_fields');
-            return (err.body.fields as { key: string }[]).map((f) => f.key);
-          }
-          return assert.fail('accepted');
-        };
+        const fieldsOf = (body: any) => invalidFieldKeys(client.cards.setMerchantRules(id, body, { onBehalfOf: m }));
         assert.deepEqual(await fieldsOf({ rule_type: 'black', mcc_list: ['599'] }), ['mcc_list[0]']);
         assert.deepEqual(await fieldsOf({ rule_type: 'black', mcc_list: ['ABCD'] }), ['mcc_list[0]']);
         assert.deepEqual(await fieldsOf({ rule_type: 'black', merchant_names: [], mcc_list: [] }), ['merchant_names']);
@@ -352,9 +373,12 @@ describe('card controls', () => {
         } finally {
           await setProduct({ card_lists_supported: true });
         }
-        await setStatus(id, 'replaced');
-        await expectCode(client.cards.setMerchantRules(id, body, { onBehalfOf: m }), 'state_invalid');
-        await expectCode(client.cards.deleteMerchantRules(id, { onBehalfOf: m }), 'state_invalid');
+        await refusedInStatuses(
+          id,
+          ['replaced'],
+          () => client.cards.setMerchantRules(id, body, { onBehalfOf: m }),
+          () => client.cards.deleteMerchantRules(id, { onBehalfOf: m }),
+        );
       },
     );
 
@@ -368,16 +392,8 @@ describe('card controls', () => {
           { rule_type: 'black', mcc_list: ['7995'] },
           { onBehalfOf: m },
         );
-        const key = randomUUID();
         const body = { rule_type: 'white' as const, merchant_names: ['Corner Shop'] };
-        await withIssuer('unknown', async () => {
-          await expectCode(
-            client.cards.setMerchantRules(id, body, { onBehalfOf: m, idempotencyKey: key }),
-            'upstream_error',
-            502,
-          );
-        });
-        const stored = await client.cards.getMerchantRules(id, { onBehalfOf: m });
+        const { key, stored } = await rulesSetOn502('unknown', m, id, body);
         assert.equal(stored.rule_type, 'white');
         assert.deepEqual(stored.merchant_names, ['Corner Shop']);
         assert.equal(stored.synced, false);
@@ -402,16 +418,8 @@ describe('card controls', () => {
         '(synced: false), one operator alert',
       async () => {
         const { m, id } = await virtualCard();
-        const key = randomUUID();
         const body = { rule_type: 'black' as const, mcc_list: ['7995'] };
-        await withIssuer('unknown_status', async () => {
-          await expectCode(
-            client.cards.setMerchantRules(id, body, { onBehalfOf: m, idempotencyKey: key }),
-            'upstream_error',
-            502,
-          );
-        });
-        const stored = await client.cards.getMerchantRules(id, { onBehalfOf: m });
+        const { key, stored } = await rulesSetOn502('unknown_status', m, id, body);
         assert.deepEqual(
           [stored.rule_type, stored.mcc_list, stored.synced, stored.synced_at],
           ['black', ['7995'], false, null],
@@ -434,15 +442,11 @@ describe('card controls', () => {
   });
 
   describe('PATCH /v1/cards/{id}/billing-address', () => {
-    // A merchant per group: the orders bucket allows 120 writes a minute.
-    before(async () => {
-      ({ client } = await newMerchantClient(service));
-    });
     // Shared: the field checks and the unknown_status test (both leave the card without an
     // address, as they assert), then the retry test (the last: it stores one). The first test and
     // the 502 test store an address on a card that has none, the status test ends its card: each
     // keeps its own.
-    const shared = sharedVirtualCard();
+    const shared = ownMerchantGroup();
     it('200 when the issuer confirms; the card shows it; state omitted where none', async () => {
       const { m, id } = await virtualCard();
       const res = await client.cards.updateBillingAddress(id, address, { onBehalfOf: m });
@@ -454,16 +458,8 @@ describe('card controls', () => {
 
     it('invalid_fields with fields for missing fields and a bad country', async () => {
       const { m, id } = await shared();
-      const keys = async (body: any) => {
-        try {
-          await client.cards.updateBillingAddress(id, body, { onBehalfOf: m });
-        } catch (err) {
-          assert.ok(err instanceof MerchantWalletError);
-          assert.equal(err.code, 'invalid_fields');
-          return (err.body.fields as { key: string }[]).map((f) => f.key).sort();
-        }
-        return assert.fail('accepted');
-      };
+      const keys = async (body: any) =>
+        (await invalidFieldKeys(client.cards.updateBillingAddress(id, body, { onBehalfOf: m }))).sort();
       assert.deepEqual(await keys({}), ['address', 'city', 'country', 'postal_code']);
       assert.deepEqual(await keys({ ...address, country: 'us' }), ['country']);
       assert.deepEqual(await keys({ ...address, country: 'USA' }), ['country']);
@@ -493,10 +489,9 @@ describe('card controls', () => {
         await setProduct({ billing_address_updatable: true });
       }
       assert.equal((await client.cards.get(id, { onBehalfOf: m })).billing_address, null);
-      for (const s of ['closed', 'expired', 'replaced']) {
-        await setStatus(id, s);
-        await expectCode(client.cards.updateBillingAddress(id, address, { onBehalfOf: m }), 'state_invalid');
-      }
+      await refusedInStatuses(id, ['closed', 'expired', 'replaced'], () =>
+        client.cards.updateBillingAddress(id, address, { onBehalfOf: m }),
+      );
     });
 
     it(
@@ -505,13 +500,8 @@ describe('card controls', () => {
         const { m, id } = await virtualCard();
         let stored: typeof address | null = null;
         for (const behavior of ['timeout', 'unknown']) {
-          const key = randomUUID();
-          await withIssuer(behavior, () =>
-            expectCode(
-              client.cards.updateBillingAddress(id, address, { onBehalfOf: m, idempotencyKey: key }),
-              'upstream_error',
-              502,
-            ),
+          const key = await refused502(behavior, (idempotencyKey) =>
+            client.cards.updateBillingAddress(id, address, { onBehalfOf: m, idempotencyKey }),
           );
           assert.deepEqual((await client.cards.get(id, { onBehalfOf: m })).billing_address, stored);
           if (behavior === 'timeout') {
@@ -568,31 +558,33 @@ describe('card controls', () => {
   });
 
   describe('POST /v1/cards/{id}/cvv/unblock', () => {
-    // A merchant per group: the orders bucket allows 120 writes a minute. Its client signs on the
-    // request clock, so the test can move that clock an hour without the timestamp check refusing it.
-    before(async () => {
-      const { creds } = await newMerchantClient(service);
-      client = new MerchantWalletClient({
-        baseUrl: baseUrlFor(service, creds.environment),
-        connectHost: '127.0.0.1',
-        clientId: creds.clientId,
-        apiKey: creds.apiKey,
-        signingKey: creds.signingKey,
-        maxAttempts: 1,
-        now: requestNow,
-      });
-    });
     // Shared: the rate-limit test's other member (its one call leaves it far from the limit), the
     // closed-card test's other member and the unknown_status test (it blocks the CVV first). The
     // rate-limit test and the test of calls stamped ahead count one member's calls exactly; the
-    // closed-card test ends its card: each keeps its own.
-    const shared = sharedVirtualCard();
+    // closed-card test ends its card: each keeps its own. The group's client signs on the request clock, so the
+    // test can move that clock an hour without the timestamp check refusing it.
+    /** The card, its CVV blocked (as the issuer reports after too many wrong entries). */
+    async function withCvvBlocked(card: { m: string; id: string }) {
+      await service.ctx.db.updateTable('cards').set({ cvv_blocked: true }).where('id', '=', card.id).execute();
+      return card;
+    }
+    const shared = ownMerchantGroup(
+      (creds) =>
+        new MerchantWalletClient({
+          baseUrl: baseUrlFor(service, creds.environment),
+          connectHost: '127.0.0.1',
+          clientId: creds.clientId,
+          apiKey: creds.apiKey,
+          signingKey: creds.signingKey,
+          maxAttempts: 1,
+          now: requestNow,
+        }),
+    );
     it(
       'unblocks (cvv_blocked false on the card), 5 calls per member per hour, then 429 with Retry-After; the ' +
         'hour is real time, not the sandbox clock',
       async () => {
-        const { m, id } = await virtualCard();
-        await service.ctx.db.updateTable('cards').set({ cvv_blocked: true }).where('id', '=', id).execute();
+        const { m, id } = await withCvvBlocked(await virtualCard());
         assert.equal((await client.cards.get(id, { onBehalfOf: m })).cvv_blocked, true);
         assert.deepEqual(await client.cards.unblockCvv(id, { onBehalfOf: m }), { unblocked: true });
         assert.equal((await client.cards.get(id, { onBehalfOf: m })).cvv_blocked, false);
@@ -663,8 +655,7 @@ describe('card controls', () => {
           client.request({ method: 'POST', path: `/v1/cards/${id}/cvv/unblock`, onBehalfOf: m, idempotencyKey: false }),
           'idempotency_key_required',
         );
-        await setStatus(id, 'closed');
-        await expectCode(client.cards.unblockCvv(id, { onBehalfOf: m }), 'state_invalid');
+        await refusedInStatuses(id, ['closed'], () => client.cards.unblockCvv(id, { onBehalfOf: m }));
       },
     );
 
@@ -672,8 +663,7 @@ describe('card controls', () => {
       'unknown_status: an answer outside our enumeration is no confirmation: 502, cvv_blocked unchanged, an ' +
         'operator alert',
       async () => {
-        const { m, id } = await shared();
-        await service.ctx.db.updateTable('cards').set({ cvv_blocked: true }).where('id', '=', id).execute();
+        const { m, id } = await withCvvBlocked(await shared());
         await withIssuer('unknown_status', async () => {
           await expectCode(client.cards.unblockCvv(id, { onBehalfOf: m }), 'upstream_error', 502);
         });
@@ -684,13 +674,9 @@ describe('card controls', () => {
   });
 
   describe('POST /v1/cards/{id}/secure-session and the reveal screen', () => {
-    // A merchant per group: the orders bucket allows 120 writes a minute.
-    before(async () => {
-      ({ client } = await newMerchantClient(service));
-    });
     // Shared: the reveal (each link is its own) and the scope check, and the other member of the
     // second test. The second test closes its card and the third has it replaced: each keeps its own.
-    const shared = sharedVirtualCard();
+    const shared = ownMerchantGroup();
 
     it(
       'the member sees number, expiry and CVV once, on the page only; ' + 'the API and the database never hold them',
@@ -755,8 +741,7 @@ describe('card controls', () => {
       assert.equal(ok.status, 200);
       assert.match(ok.text, /Card number/);
       await expectCode(client.cards.createSecureSession(id, { onBehalfOf: (await shared()).m }), 'not_found', 404);
-      await setStatus(id, 'closed');
-      await expectCode(client.cards.createSecureSession(id, { onBehalfOf: m }), 'state_invalid');
+      await refusedInStatuses(id, ['closed'], () => client.cards.createSecureSession(id, { onBehalfOf: m }));
     });
 
     it(

@@ -69,21 +69,30 @@ describe('deposits written together', () => {
       }
     };
 
+  /** The merchant's events of `type` (their object and member), in the order they were written. */
+  const eventsOfType = (merchantId: string, type: string) =>
+    service.ctx.db
+      .selectFrom('events')
+      .select(['object_id', 'external_member_id'])
+      .where('merchant_id', '=', merchantId)
+      .where('type', '=', type)
+      .orderBy('seq')
+      .execute();
   /** The object ids of the merchant's events of `type`, in the order they were written. */
   const eventObjectIds = async (merchantId: string, type: string) =>
-    (
-      await service.ctx.db
-        .selectFrom('events')
-        .select('object_id')
-        .where('merchant_id', '=', merchantId)
-        .where('type', '=', type)
-        .orderBy('seq')
-        .execute()
-    ).map((e) => e.object_id);
+    (await eventsOfType(merchantId, type)).map((e) => e.object_id);
   /** How many journal entries the merchant has. */
   const entryCount = async (merchantId: string) =>
     (await service.ctx.db.selectFrom('journal_entries').select('id').where('merchant_id', '=', merchantId).execute())
       .length;
+
+  /** A new merchant and its member `external` (the merchant's client closed: the writes go through the group). */
+  async function merchantWithOneMember(external: string) {
+    const { client, merchantId } = await newMerchantClient(service);
+    const m = (await client.members.create({ external_member_id: external })) as { id: string };
+    client.close();
+    return { merchantId, m };
+  }
 
   /** Submitted as executeGroupedWrite does with the default partitioning (`none`): one partition, the merchant as order
    * key. */
@@ -252,12 +261,7 @@ describe('deposits written together', () => {
         .where('merchant_id', '=', merchantId)
         .execute();
       assert.deepEqual(entries.map((e) => e.reference_id).sort(), deposits.map((d) => d.id).sort());
-      const events = await service.ctx.db
-        .selectFrom('events')
-        .select(['object_id', 'external_member_id'])
-        .where('merchant_id', '=', merchantId)
-        .where('type', '=', 'deposit.credited')
-        .execute();
+      const events = await eventsOfType(merchantId, 'deposit.credited');
       assert.deepEqual(events.map((e) => e.object_id).sort(), deposits.map((d) => d.id).sort());
       assert.equal(events.find((e) => e.object_id === bodyOf(1).id)!.external_member_id, 'bt-ann');
 
@@ -274,9 +278,7 @@ describe('deposits written together', () => {
   );
 
   it('runs every write of the batch on its own when the batch effect fails', async () => {
-    const { client, merchantId } = await newMerchantClient(service);
-    await client.members.create({ external_member_id: 'bt-fail' });
-    client.close();
+    const { merchantId } = await merchantWithOneMember('bt-fail');
     const group = createWriteGroup(service.ctx.db, { maxBatch: 8, maxInFlight: 1 });
     const failing: BatchEffect = async () => {
       throw new Error('the batch statement failed');
@@ -429,9 +431,7 @@ describe('deposits written together', () => {
     'answers each write of a batch that committed but whose answer was lost from its key, and writes nothing ' +
       'twice',
     async () => {
-      const { client, merchantId } = await newMerchantClient(service);
-      await client.members.create({ external_member_id: 'bt-lost' });
-      client.close();
+      const { merchantId } = await merchantWithOneMember('bt-lost');
       const other = await newMerchantClient(service);
       await other.client.members.create({ external_member_id: 'bt-lost' });
       other.client.close();
@@ -550,9 +550,7 @@ describe('deposits written together', () => {
     "posts many entries in one call with each entry's own answer: a shortfall and a repeat refuse only their " +
       'entry',
     async () => {
-      const { client, merchantId } = await newMerchantClient(service);
-      const m = (await client.members.create({ external_member_id: 'bt-ledger' })) as { id: string };
-      client.close();
+      const { merchantId, m } = await merchantWithOneMember('bt-ledger');
       const entry = (kind: string, referenceId: string, lines: ReturnType<typeof depositLines>) => ({
         environment: 'sandbox' as const,
         merchantId,
@@ -647,9 +645,7 @@ describe('deposits written together', () => {
     'posts entries that only add in one insert, with the same answers: a repeat of an earlier posting or of an ' +
       'earlier entry of the call is refused alone',
     async () => {
-      const { client, merchantId } = await newMerchantClient(service);
-      const m = (await client.members.create({ external_member_id: 'bt-add' })) as { id: string };
-      client.close();
+      const { merchantId, m } = await merchantWithOneMember('bt-add');
       const deposit = (referenceId: string, amount: bigint, objectId?: string) => ({
         entry: {
           environment: 'sandbox' as const,

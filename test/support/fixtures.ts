@@ -8,6 +8,7 @@ import { assertEntry, type EntryLine } from '../../src/money/index.js';
 import type { FieldSpec } from '../../src/modules/remittance/corridors/contracts.js';
 import { defaultCorridors } from '../../src/db/migrations/016_remittance.js';
 import { admin, newMerchantClient } from './service.js';
+import { expectCode } from './expect.js';
 
 /**
  * The small builders test files share: one definition each (issue 38, point 4). The service and
@@ -309,3 +310,9 @@ export const contractOf = (country: string, clearing: string, entity: 'INDIVIDUA
   defaultCorridors.find((c) => c.country === country && c.clearing_system === clearing)!.contracts[
     entity
   ] as unknown as FieldSpec[];
+
+/** The keys of the fields named by the 400 `invalid_fields` that `call` is refused with, in the answer's order. */
+export async function invalidFieldKeys(call: Promise<unknown>): Promise<string[]> {
+  const err = await expectCode(call, 'invalid_fields');
+  return (err.body.fields as { key: string }[]).map((f) => f.key);
+}
