@@ -4,14 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { MerchantWalletClient } from '@merchant-wallet/sdk';
 import { verifyLedger } from '../src/money/index.js';
-import {
-  spawnService,
-  type ServiceProcess,
-  adminPost,
-  ownServiceDatabase,
-  processClient,
-  stopCleanly,
-} from './support/process.js';
+import { spawnService, type ServiceProcess, adminPost, ownServiceDatabase, processClient } from './support/process.js';
 
 /**
  * Issue 16, and issue 37 (batches across merchants): the service killed with SIGKILL while
@@ -159,7 +152,7 @@ describe('group commit across a crash of the service', () => {
           }
         }
         for (const c of clients) c.close();
-        await stopCleanly(svc);
+        assert.equal(await svc.stop(), 0);
         svc = undefined;
 
         await inDatabase(async (db) => {

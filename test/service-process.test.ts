@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MerchantWalletClient } from '@merchant-wallet/sdk';
 import { rawRequest } from './support/raw-http.js';
-import { spawnService, stopCleanly, type ServiceProcess } from './support/process.js';
+import { spawnService, type ServiceProcess } from './support/process.js';
 
 /**
  * The real entry point as a process, on an embedded database in DATA_DIR. A start on an empty
@@ -209,7 +209,7 @@ describe('the service as a process', () => {
       assert.ok(!second.output().includes('Demo merchant'), 'no second demo merchant');
       const kept = await clientOf(second).request<any>({ method: 'GET', path: '/v1/members/demo-1' });
       assert.equal(kept.id, member.id, 'the embedded database in DATA_DIR kept the data');
-      await stopCleanly(second);
+      assert.equal(await second.stop(), 0);
     } finally {
       second.child.kill('SIGKILL');
     }

@@ -5,14 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { verifyWebhookSignature } from '@merchant-wallet/sdk';
 import { verifyLedger } from '../src/money/index.js';
-import {
-  spawnService,
-  type ServiceProcess,
-  adminPost,
-  ownServiceDatabase,
-  processClient,
-  stopCleanly,
-} from './support/process.js';
+import { spawnService, type ServiceProcess, adminPost, ownServiceDatabase, processClient } from './support/process.js';
 
 /**
  * The real service as a process, killed with SIGKILL while deliveries and jobs are in flight, then
@@ -92,7 +85,7 @@ describe('webhook delivery across a crash of the service', () => {
           merchant: await client.merchant.balances(),
         };
         client.close();
-        await stopCleanly(svc);
+        assert.equal(await svc.stop(), 0);
         svc = await spawnService(env);
         client = clientOf(svc);
 
@@ -141,7 +134,7 @@ describe('webhook delivery across a crash of the service', () => {
           'the ledger is unchanged by the crash and the restart',
         );
         client.close();
-        await stopCleanly(svc);
+        assert.equal(await svc.stop(), 0);
         svc = undefined;
 
         await inDatabase(async (db) => {
