@@ -3,7 +3,8 @@ import { resolveMember } from '../../members/index.js';
 import { dueFirst, earliestDue } from '../../../db/earliest-due.js';
 import { ownedBy, inScope } from '../../../db/owned-by.js';
 import type { ClockScope } from '../../../platform/clock.js';
-import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
+import { type CardCaller, type Db } from '../shared/queries.js';
+import { withPrefix } from '../../../platform/ids.js';
 import type { CardApplicationRow, CardApplicationsTable, CardSupplementImagesTable } from './tables.js';
 
 /** Reads and writes of card applications, their supplement images and their reconciliation. */
@@ -17,7 +18,7 @@ export async function findApplication(
   const q = db
     .selectFrom('card_applications')
     .selectAll()
-    .where('id', '=', withIdPrefix('cap', id))
+    .where('id', '=', withPrefix('cap', id))
     .where(ownedBy(caller));
   return forUpdate ? q.forNoKeyUpdate().executeTakeFirst() : q.executeTakeFirst();
 }

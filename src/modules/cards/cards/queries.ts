@@ -1,4 +1,5 @@
-import { withIdPrefix, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { withPrefix } from '../../../platform/ids.js';
 import { earliestDue } from '../../../db/earliest-due.js';
 import { ownedBy, inScope } from '../../../db/owned-by.js';
 import type { Insertable, Updateable } from 'kysely';
@@ -12,7 +13,7 @@ export async function findCard(
   id: string,
   forUpdate = false,
 ): Promise<CardRow | undefined> {
-  const q = db.selectFrom('cards').selectAll().where('id', '=', withIdPrefix('crd', id)).where(ownedBy(caller));
+  const q = db.selectFrom('cards').selectAll().where('id', '=', withPrefix('crd', id)).where(ownedBy(caller));
   return forUpdate ? q.forNoKeyUpdate().executeTakeFirst() : q.executeTakeFirst();
 }
 

@@ -4,7 +4,8 @@ import { dueFirst, earliestDue } from '../../../db/earliest-due.js';
 import { ownedBy, inScope } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
 import type { ClockScope } from '../../../platform/clock.js';
-import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
+import { type CardCaller, type Db } from '../shared/queries.js';
+import { withPrefix } from '../../../platform/ids.js';
 import type { CardReplacementRow, CardReplacementsTable } from './tables.js';
 
 type Trx = Transaction<Database>;
@@ -44,7 +45,7 @@ export async function findReplacement(db: Db, caller: CardCaller, id: string): P
   return db
     .selectFrom('card_replacements')
     .selectAll()
-    .where('id', '=', withIdPrefix('crp', id))
+    .where('id', '=', withPrefix('crp', id))
     .where(ownedBy(caller))
     .executeTakeFirst();
 }
@@ -52,7 +53,7 @@ export async function findReplacement(db: Db, caller: CardCaller, id: string): P
 /** The caller's replacements (a member's own, or all of the merchant's), optionally of one card: for `keysetPage`. */
 export function replacementsQuery(db: Db, caller: CardCaller, cardId: string | undefined) {
   let q = db.selectFrom('card_replacements').selectAll().where(ownedBy(caller));
-  if (cardId !== undefined) q = q.where('card_id', '=', withIdPrefix('crd', cardId));
+  if (cardId !== undefined) q = q.where('card_id', '=', withPrefix('crd', cardId));
   return q;
 }
 

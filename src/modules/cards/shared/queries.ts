@@ -27,11 +27,6 @@ export const scopeOf = (row: { merchant_id: string; environment: Environment }) 
   environment: row.environment,
 });
 
-/** Accepts `<prefix>_<uuid>` or the bare uuid (the prefix is optional in paths). */
-export function withIdPrefix(prefix: string, id: string): string {
-  return id.startsWith(`${prefix}_`) ? id : `${prefix}_${id}`;
-}
-
 /** The member's external id (the events' `external_member_id`), read through the members area. */
 export async function externalIdOf(db: Db, row: { merchant_id: string; environment: Environment; member_id: string }) {
   const member = await resolveMember(db, row.merchant_id, row.environment, row.member_id);

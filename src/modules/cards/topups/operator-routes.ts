@@ -6,7 +6,8 @@ import { formatAmount, minorFromDb, parseAmount } from '../../../money/index.js'
 import { resolveByHand } from '../../../provider-orders/index.js';
 import { lockProductBySeq, productSeqOf, updateProductRow } from '../products/queries.js';
 import { topUpById } from './queries.js';
-import { scaleOf, withIdPrefix, type Db } from '../shared/queries.js';
+import { scaleOf, type Db } from '../shared/queries.js';
+import { withPrefix as withIdPrefix } from '../../../platform/ids.js';
 import { applyTopUpDecision, callInFlight, queryDecision, type TopUpDecision } from './dispatch.js';
 import { topUpView } from './views.js';
 import { OperatorCardTopUp } from './schemas.js';

@@ -2,7 +2,8 @@
 import type { Insertable, Transaction } from 'kysely';
 import { ownedBy } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
-import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
+import { type CardCaller, type Db } from '../shared/queries.js';
+import { withPrefix } from '../../../platform/ids.js';
 import type { CardTopupRow, CardTopupsTable } from './tables.js';
 
 type Trx = Transaction<Database>;
@@ -20,8 +21,8 @@ export async function findTopUp(
   cardId: string | undefined,
   id: string,
 ): Promise<CardTopupRow | undefined> {
-  let q = db.selectFrom('card_topups').selectAll().where('id', '=', withIdPrefix('ctu', id)).where(ownedBy(caller));
-  if (cardId !== undefined) q = q.where('card_id', '=', withIdPrefix('crd', cardId));
+  let q = db.selectFrom('card_topups').selectAll().where('id', '=', withPrefix('ctu', id)).where(ownedBy(caller));
+  if (cardId !== undefined) q = q.where('card_id', '=', withPrefix('crd', cardId));
   return q.executeTakeFirst();
 }
 

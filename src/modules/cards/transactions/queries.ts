@@ -4,7 +4,8 @@ import { dueFirst, earliestDue } from '../../../db/earliest-due.js';
 import { ownedBy, inScope } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
 import type { ClockScope } from '../../../platform/clock.js';
-import { withIdPrefix, type CardCaller, type Db } from '../shared/queries.js';
+import { type CardCaller, type Db } from '../shared/queries.js';
+import { withPrefix } from '../../../platform/ids.js';
 import type { CardTransactionRow, CardTransactionType, CardTransactionsTable } from './tables.js';
 
 type Trx = Transaction<Database>;
@@ -21,7 +22,7 @@ export function findTransaction(db: Db, caller: CardCaller, id: string): Promise
   return db
     .selectFrom('card_transactions')
     .selectAll()
-    .where('id', '=', withIdPrefix('ctx', id))
+    .where('id', '=', withPrefix('ctx', id))
     .where(ownedBy(caller))
     .executeTakeFirst();
 }
@@ -47,7 +48,7 @@ export function lockTransactionOfCard(trx: Trx, cardId: string, id: string): Pro
   return trx
     .selectFrom('card_transactions')
     .selectAll()
-    .where('id', '=', withIdPrefix('ctx', id))
+    .where('id', '=', withPrefix('ctx', id))
     .where('card_id', '=', cardId)
     .forNoKeyUpdate()
     .executeTakeFirst();
