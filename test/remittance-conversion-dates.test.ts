@@ -6,6 +6,7 @@ import type { RunningService } from '../src/server.js';
 import { addSandboxOffset } from '../src/platform/queries/clock.js';
 import { newMerchantClient, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
+import { daysFrom } from './support/fixtures.js';
 
 describe('remittance conversion dates', () => {
   let service: RunningService;
@@ -24,15 +25,8 @@ describe('remittance conversion dates', () => {
     assert.equal(eur.settlement_currency, 'USD');
     assert.equal(eur.payout_currency, 'EUR');
     assert.equal(eur.same_currency, false);
-    assert.deepEqual(eur.dates, [
-      { date: '2030-12-24', valid: true },
-      { date: '2030-12-25', valid: false },
-      { date: '2030-12-26', valid: false },
-      { date: '2030-12-27', valid: true },
-      { date: '2030-12-28', valid: false },
-      { date: '2030-12-29', valid: false },
-      { date: '2030-12-30', valid: true },
-    ]);
+    // Tuesday 24 to Monday 30 December: Christmas and Boxing Day, then the weekend, are not settlement days.
+    assert.deepEqual(eur.dates, daysFrom('2030-12-24', [true, false, false, true, false, false, true]));
     assert.equal(eur.earliest_valid, '2030-12-24');
     const pobo = await client.remittance.conversionDates({ currency: 'GBP', line: 'pobo' });
     assert.equal(pobo.settlement_currency, 'EUR');
@@ -57,15 +51,14 @@ describe('remittance conversion dates', () => {
 
   it('answers each error code; the provider not answering is 502, never an empty list', async () => {
     await expectCode(client.request({ method: 'GET', path: '/v1/remit/conversion-dates' }), 'invalid_request', 400);
-    await expectCode(client.remittance.conversionDates({ currency: 'eur' }), 'invalid_request', 400);
-    await expectCode(client.remittance.conversionDates({ currency: 'EURO' }), 'invalid_request', 400);
-    await expectCode(
-      client.remittance.conversionDates({ currency: 'USD', line: 'pobo' }),
-      'product_not_available',
-      400,
-    );
-    await expectCode(client.remittance.conversionDates({ currency: 'XYZ' }), 'product_not_available', 400);
-    await expectCode(client.remittance.conversionDates({ currency: 'JPY' }), 'service_unavailable', 400);
+    const refused: Array<[{ currency: string; line?: string }, string]> = [
+      [{ currency: 'eur' }, 'invalid_request'],
+      [{ currency: 'EURO' }, 'invalid_request'],
+      [{ currency: 'USD', line: 'pobo' }, 'product_not_available'],
+      [{ currency: 'XYZ' }, 'product_not_available'],
+      [{ currency: 'JPY' }, 'service_unavailable'],
+    ];
+    for (const [query, code] of refused) await expectCode(client.remittance.conversionDates(query), code, 400);
     const upstream = service.ctx.upstreams.remittance;
     const original = upstream.conversionDates;
     try {

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
 import { admin, useTestService } from './support/service.js';
+import { holderField, requiredField } from './support/fixtures.js';
 
 describe('remittance corridors (operator API)', () => {
   let service: RunningService;
@@ -53,15 +54,8 @@ describe('remittance corridors (operator API)', () => {
       'changes settings',
     async () => {
       const contract = [
-        { key: 'bank_details.account_holder', label: 'Holder', type: 'text', required: true, max_length: 140 },
-        {
-          key: 'bank_details.iban',
-          label: 'IBAN',
-          type: 'iban',
-          required: true,
-          max_length: 34,
-          account_identifier: 'iban',
-        },
+        holderField,
+        requiredField('bank_details.iban', 'IBAN', 'iban', 34, { account_identifier: 'iban' }),
       ];
       const body = {
         environment: 'sandbox',

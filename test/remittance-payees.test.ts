@@ -8,7 +8,7 @@ import type { FormField, FormSchema } from '../src/modules/remittance/corridors/
 import { payeeIdsOf } from '../src/modules/remittance/payees/queries.js';
 import { admin, useTestService } from './support/service.js';
 import { expectCode } from './support/expect.js';
-import { freshIban, sepa } from './support/fixtures.js';
+import { freshIban, holderField, requiredField, sepa } from './support/fixtures.js';
 
 /*
  * The SDK declares the form schema's types itself (a client package does not import the server).
@@ -109,13 +109,12 @@ describe('remittance payees', () => {
     assert.equal((byKey.get('bank_details.account_number') as any).group, 'bank_details');
     assert.equal((byKey.get('bank_details.account_holder') as any).required, true);
     assert.ok(!byKey.has('first_name'), 'a company has no first name');
-    await expectCode(client.remittance.formSchema({ country_code: 'de' }), 'invalid_request', 400);
-    await expectCode(client.remittance.formSchema({ country_code: 'JP' }), 'corridor_not_supported', 400);
-    await expectCode(
-      client.remittance.formSchema({ country_code: 'GB', currency: 'EUR' }),
-      'corridor_not_supported',
-      400,
-    );
+    const refused: Array<[{ country_code: string; currency?: string }, string]> = [
+      [{ country_code: 'de' }, 'invalid_request'],
+      [{ country_code: 'JP' }, 'corridor_not_supported'],
+      [{ country_code: 'GB', currency: 'EUR' }, 'corridor_not_supported'],
+    ];
+    for (const [query, code] of refused) await expectCode(client.remittance.formSchema(query), code, 400);
   });
 
   it(
@@ -354,32 +353,13 @@ describe('remittance payees', () => {
       });
       // A corridor of this test's own: disabled, then serving only companies, then confirming no routing type.
       const contract = [
-        { key: 'bank_details.account_holder', label: 'Holder', type: 'text', required: true, max_length: 140 },
-        {
-          key: 'bank_details.routing_code_type1',
-          label: 'Type',
-          type: 'enum',
-          required: true,
-          max_length: 16,
-          enum: ['sort_code'],
-        },
-        {
-          key: 'bank_details.routing_code_value1',
-          label: 'Sort code',
-          type: 'routing_code',
+        holderField,
+        requiredField('bank_details.routing_code_type1', 'Type', 'enum', 16, { enum: ['sort_code'] }),
+        requiredField('bank_details.routing_code_value1', 'Sort code', 'routing_code', 6, {
           type_field: 'bank_details.routing_code_type1',
-          required: true,
-          max_length: 6,
           account_identifier: 'routing_code',
-        },
-        {
-          key: 'bank_details.account_number',
-          label: 'Account',
-          type: 'digits',
-          required: true,
-          max_length: 8,
-          account_identifier: 'account_number',
-        },
+        }),
+        requiredField('bank_details.account_number', 'Account', 'digits', 8, { account_identifier: 'account_number' }),
       ];
       const own = await admin(service, 'POST', '/admin/v1/remit/corridors', {
         environment: 'sandbox',

@@ -37,7 +37,7 @@ import {
 import { calendarFor, simulatedNameCheck } from '../src/upstreams/remittance/simulator.js';
 import { convert, convertBack, rateAfterSpread, ratioOf } from '../src/money/conversion.js';
 import { SimulatedMarket } from '../src/upstreams/rates/simulator.js';
-import { contractOf } from './support/fixtures.js';
+import { contractOf, daysFrom } from './support/fixtures.js';
 
 const runs = { numRuns: 200 };
 const sepa = contractOf('DE', 'SEPA');
@@ -503,15 +503,8 @@ describe('settlement calendar (simulated provider)', () => {
   });
   it('answers the coming week with cut-off, weekends and holidays; same currency has no dates', () => {
     const c = calendarFor(new Date('2025-12-23T15:00:00Z'), 'express', 'EUR', 'USD');
-    assert.deepEqual(c.dates, [
-      { date: '2025-12-23', valid: false },
-      { date: '2025-12-24', valid: true },
-      { date: '2025-12-25', valid: false },
-      { date: '2025-12-26', valid: false },
-      { date: '2025-12-27', valid: false },
-      { date: '2025-12-28', valid: false },
-      { date: '2025-12-29', valid: true },
-    ]);
+    // Tuesday 23 (past the cut-off) to Monday 29 December: Christmas, Boxing Day and the weekend are not valid.
+    assert.deepEqual(c.dates, daysFrom('2025-12-23', [false, true, false, false, false, false, true]));
     assert.equal(c.earliestValid, '2025-12-24');
     assert.equal(c.sameCurrency, false);
     const same = calendarFor(new Date('2025-12-24T09:00:00Z'), 'pobo', 'EUR', 'EUR');

@@ -311,6 +311,26 @@ export const contractOf = (country: string, clearing: string, entity: 'INDIVIDUA
     entity
   ] as unknown as FieldSpec[];
 
+/** A required field of a corridor contract: `key`, shown as `label`, of `type`, at most `maxLength` long, and `more`. */
+export const requiredField = (key: string, label: string, type: string, maxLength: number, more: object = {}) => ({
+  key,
+  label,
+  type,
+  required: true,
+  max_length: maxLength,
+  ...more,
+});
+
+/** The account holder's name, the first field of the contracts the tests make. */
+export const holderField = requiredField('bank_details.account_holder', 'Holder', 'text', 140);
+
+/** The days of a conversion calendar from `first` (YYYY-MM-DD) on, one a day, each valid as `valid` says in turn. */
+export const daysFrom = (first: string, valid: boolean[]) =>
+  valid.map((v, i) => ({
+    date: new Date(Date.parse(`${first}T00:00:00Z`) + i * 86_400_000).toISOString().slice(0, 10),
+    valid: v,
+  }));
+
 /** The keys of the fields named by the 400 `invalid_fields` that `call` is refused with, in the answer's order. */
 export async function invalidFieldKeys(call: Promise<unknown>): Promise<string[]> {
   const err = await expectCode(call, 'invalid_fields');
