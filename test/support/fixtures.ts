@@ -311,7 +311,7 @@ export const contractOf = (country: string, clearing: string, entity: 'INDIVIDUA
     entity
   ] as unknown as FieldSpec[];
 
-/** A required field of a corridor contract: `key`, shown as `label`, of `type`, at most `maxLength` long, and `more`. */
+/** A required field of a corridor contract: `key`, shown as `label`, of `type`, at most `maxLength` long; `more`. */
 export const requiredField = (key: string, label: string, type: string, maxLength: number, more: object = {}) => ({
   key,
   label,
