@@ -88,6 +88,16 @@ async function fillIn(
 ) {
   const page = await getHostedPage(service, hostedUrl);
   assert.equal(page.status, 200, page.text);
+  return submitPage(hostedUrl, page, fields, files);
+}
+
+/** Submits the form of `page` (opened before, at `hostedUrl`) with its CSRF token and cookie. */
+function submitPage(
+  hostedUrl: string,
+  page: { csrfToken?: string; cookie?: string },
+  fields: Record<string, string> = validFields,
+  files: FileInput[] = validFiles,
+) {
   return postHostedPage(service, hostedUrl, {
     fields: { ...fields, csrf_token: page.csrfToken! },
     files,
@@ -175,11 +185,7 @@ describe('KYC sessions', () => {
       }
       assert.doesNotMatch(page.text, /<script/);
 
-      const done = await postHostedPage(service, t.hosted_url, {
-        fields: { ...validFields, csrf_token: page.csrfToken! },
-        files: validFiles,
-        cookie: page.cookie,
-      });
+      const done = await submitPage(t.hosted_url, page);
       assert.equal(done.status, 200, done.text);
       assertHostedHeaders(done.headers);
       assert.match(done.text, /Details sent/);
@@ -203,11 +209,7 @@ describe('KYC sessions', () => {
 
       // Ticket reuse: the page and the form are gone.
       assert.equal((await getHostedPage(service, t.hosted_url)).status, 410);
-      const again = await postHostedPage(service, t.hosted_url, {
-        fields: { ...validFields, csrf_token: page.csrfToken! },
-        files: validFiles,
-        cookie: page.cookie,
-      });
+      const again = await submitPage(t.hosted_url, page);
       assert.equal(again.status, 410);
       assertHostedHeaders(again.headers);
       await assert.rejects(client.hostedScreens.sandboxComplete(t.id, 'submitted'), {
@@ -223,11 +225,7 @@ describe('KYC sessions', () => {
     const second = await client.kyc.createSession({ onBehalfOf: m.id });
     const secondPage = await getHostedPage(service, second.hosted_url);
     assert.equal((await fillIn(first.hosted_url)).status, 200);
-    const late = await postHostedPage(service, second.hosted_url, {
-      fields: { ...validFields, first_name: 'Other', csrf_token: secondPage.csrfToken! },
-      files: validFiles,
-      cookie: secondPage.cookie,
-    });
+    const late = await submitPage(second.hosted_url, secondPage, { ...validFields, first_name: 'Other' });
     assert.equal(late.status, 200);
     assert.match(late.text, /already been sent/);
     assert.equal((await getHostedPage(service, second.hosted_url)).status, 410, 'the late ticket is void');
@@ -365,11 +363,7 @@ describe('tickets', () => {
     const page = await getHostedPage(service, t.hosted_url);
     await client.members.revokeSessions(m.external_member_id);
     assert.equal((await getHostedPage(service, t.hosted_url)).status, 410);
-    const post = await postHostedPage(service, t.hosted_url, {
-      fields: { ...validFields, csrf_token: page.csrfToken! },
-      files: validFiles,
-      cookie: page.cookie,
-    });
+    const post = await submitPage(t.hosted_url, page);
     assert.equal(post.status, 410);
     assert.equal((await client.members.get(m.id)).kyc_profile_status, null);
     // A new ticket works.
@@ -463,11 +457,7 @@ describe('CSRF and headers', () => {
       assert.match(res.text, /The form could not be sent/);
     }
     assert.equal((await client.members.get(m.id)).kyc_profile_status, null);
-    const ok = await postHostedPage(service, t1.hosted_url, {
-      fields: { ...validFields, csrf_token: p1.csrfToken! },
-      files: validFiles,
-      cookie: p1.cookie,
-    });
+    const ok = await submitPage(t1.hosted_url, p1);
     assert.equal(ok.status, 200);
   });
 
@@ -593,11 +583,7 @@ describe('reviews and levels', () => {
       assert.match(page.text, /name="first_name"[^>]*value="Sandbox"/);
       assert.match(page.text, /A photo is on record/);
       const before = await profileOf(m.id);
-      const res = await postHostedPage(service, u.hosted_url, {
-        fields: { ...validFields, csrf_token: page.csrfToken! },
-        files: [validFiles[1]!],
-        cookie: page.cookie,
-      });
+      const res = await submitPage(u.hosted_url, page, validFields, [validFiles[1]!]);
       assert.equal(res.status, 200, res.text);
       const afterUpdate = await profileOf(m.id);
       assert.equal(afterUpdate.document_image_id, before.document_image_id, 'document kept');
@@ -1064,27 +1050,16 @@ describe('pure rules', () => {
         move: 'rejected',
       });
     }
-    assert.deepEqual(
-      transition(
-        { status: 'pending_review', submissions: 2 },
-        { kind: 'provider_verdict', decision: 'approved', submission: 2 },
-      ),
-      { move: 'approved' },
-    );
-    assert.deepEqual(
-      transition(
-        { status: 'pending_review', submissions: 3 },
-        { kind: 'provider_verdict', decision: 'approved', submission: 2 },
-      ),
-      { ignore: 'stale_verdict' },
-    );
-    assert.deepEqual(
-      transition(
-        { status: 'approved', submissions: 2 },
-        { kind: 'provider_verdict', decision: 'rejected', submission: 2 },
-      ),
-      { ignore: 'stale_verdict' },
-    );
+    // The provider's verdict: (status, submissions, decision, the submission it is on) and what it does.
+    const verdicts = [
+      ['pending_review', 2, 'approved', 2, { move: 'approved' }],
+      ['pending_review', 3, 'approved', 2, { ignore: 'stale_verdict' }],
+      ['approved', 2, 'rejected', 2, { ignore: 'stale_verdict' }],
+    ] as const;
+    for (const [status, submissions, decision, submission, outcome] of verdicts) {
+      const verdict = { kind: 'provider_verdict', decision, submission } as const;
+      assert.deepEqual(transition({ status, submissions }, verdict), outcome);
+    }
   });
 
   test('images: sealed with the derived key, bound to their row; HOSTED_SCREEN_KEY is validated', async () => {

@@ -83,15 +83,8 @@ describe('the service as a process', () => {
   });
 
   it('logs JSON lines with the request id and never the credentials, tokens or signatures', async () => {
-    const token = await client.getToken();
-    const raw = await client.requestRaw({
-      method: 'POST',
-      path: '/v1/members',
-      body: { external_member_id: 'logged' },
-    });
-    assert.equal(raw.status, 201);
     // The request's last log line is written after the answer: wait for it (bounded), not a fixed time.
-    await loggedLine(first, (l) => l.reqId === raw.headers['x-request-id'] && l.msg === 'request completed');
+    const { token, answer: raw } = await loggedMemberCreate(first, client, 'logged', 'request completed');
     const requestLines = logLines(first.output()).filter((l) => l.reqId === raw.headers['x-request-id']);
     // One line per request at info: what it was and who sent it, no header.
     assert.equal(requestLines.length, 1, JSON.stringify(requestLines));
@@ -227,17 +220,11 @@ describe('the service as a process', () => {
         SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs),
       });
       try {
-        const thirdClient = clientOf(third);
-        const token = await thirdClient.getToken();
-        const signed = await thirdClient.requestRaw({
-          method: 'POST',
-          path: '/v1/members',
-          body: { external_member_id: 'debug-headers' },
-        });
-        assert.equal(signed.status, 201);
-        const incomingLine = await loggedLine(
+        const { token, line: incomingLine } = await loggedMemberCreate(
           third,
-          (l) => l.reqId === signed.headers['x-request-id'] && l.msg === 'incoming request',
+          clientOf(third),
+          'debug-headers',
+          'incoming request',
         );
 
         // Headers sent, the body never completed: the drain cannot end by itself.
@@ -313,4 +300,20 @@ async function loggedLine(p: ServiceProcess, matches: (line: any) => boolean): P
     if (line) return line;
   }
   return undefined;
+}
+
+/**
+ * `client` signs in and creates member `externalId` on process `p` (201): its token, the answer and the
+ * answer's log line with message `msg`.
+ */
+async function loggedMemberCreate(p: ServiceProcess, client: MerchantWalletClient, externalId: string, msg: string) {
+  const token = await client.getToken();
+  const answer = await client.requestRaw({
+    method: 'POST',
+    path: '/v1/members',
+    body: { external_member_id: externalId },
+  });
+  assert.equal(answer.status, 201);
+  const line = await loggedLine(p, (l) => l.reqId === answer.headers['x-request-id'] && l.msg === msg);
+  return { token, answer, line };
 }
