@@ -8,7 +8,7 @@
 export * from './screen.js';
 export * from './html.js';
 export * from './csrf.js';
-export { hostedOrigin, ticketTtlSeconds, ticketView, type Ticket } from './rules.js';
+export { hostedOrigin, ticketScope, ticketTtlSeconds, ticketView, type Ticket } from './rules.js';
 export { completeTicket, findTicket, voidMemberTickets, voidSubjectTickets, voidTicket } from './queries.js';
 export { completeInSandbox, issueTicket } from './service.js';
 // The merchant's branding on its screens, for the areas that name the merchant and the console that sets it.

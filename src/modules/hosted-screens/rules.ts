@@ -5,6 +5,13 @@ import type { HostedTicketsTable, TicketPurpose } from './tables.js';
 
 export type Ticket = Selectable<HostedTicketsTable>;
 
+/** The member a ticket was issued for, in its merchant's environment: whom its screen acts for. */
+export const ticketScope = (t: Ticket) => ({
+  merchantId: t.merchant_id,
+  environment: t.environment,
+  memberId: t.member_id,
+});
+
 /** Lifetimes from the reference's constants: hosted-screen links 24 hours, step-up 300 seconds. */
 export const ticketTtlSeconds: Record<TicketPurpose, number> = {
   kyc: 24 * 3600,

@@ -14,9 +14,9 @@ import {
   type ScreenState,
   selectField,
   textField,
-  type Ticket,
   type UploadedFile,
   voidTicket,
+  ticketScope,
 } from '../hosted-screens/index.js';
 import { documentPhotoField, imageSizeMaxMb, selfiePhotoField } from './photo-fields.js';
 import { profileOfMember, type KycProfile } from './queries.js';
@@ -178,8 +178,6 @@ function readSubmission(
   return { submission: { fields, document: checked.document_image, selfie: checked.selfie_image } };
 }
 
-const scopeOf = (t: Ticket) => ({ merchantId: t.merchant_id, environment: t.environment, memberId: t.member_id });
-
 /** `merchant`: the name the screen's header shows (the merchant's display name), whom the member will hear from. */
 const sentPage = (update: boolean, merchant: string | undefined): ScreenPage => ({
   title: update ? 'Changes sent' : 'Details sent',
@@ -236,7 +234,7 @@ export const kycScreen: HostedScreen = {
   async submit(ctx, trx, ticket, formFields, files, now) {
     const read = readSubmission(formFields, files, now, true);
     if (!('submission' in read)) return { kind: 'invalid', ...read };
-    const result = await submitFirstProfile(ctx, trx, scopeOf(ticket), read.submission, now);
+    const result = await submitFirstProfile(ctx, trx, ticketScope(ticket), read.submission, now);
     if (result === 'exists') {
       await voidTicket(trx, ticket.id);
       return {
@@ -256,7 +254,7 @@ export const kycScreen: HostedScreen = {
     const result = await submitFirstProfile(
       ctx,
       trx,
-      scopeOf(ticket),
+      ticketScope(ticket),
       { fields: sandboxFields, document: image, selfie: image },
       now,
     );
@@ -281,7 +279,7 @@ export const profileUpdateScreen: HostedScreen = {
   async submit(ctx, trx, ticket, formFields, files, now) {
     const read = readSubmission(formFields, files, now, false);
     if (!('submission' in read)) return { kind: 'invalid', ...read };
-    await submitProfileUpdate(ctx, trx, scopeOf(ticket), read.submission, now);
+    await submitProfileUpdate(ctx, trx, ticketScope(ticket), read.submission, now);
     await completeTicket(trx, ticket.id, now);
     return { kind: 'done', page: sentPage(true, (await readBranding(trx, ticket.merchant_id))?.name) };
   },
@@ -293,7 +291,7 @@ export const profileUpdateScreen: HostedScreen = {
     await submitProfileUpdate(
       ctx,
       trx,
-      scopeOf(ticket),
+      ticketScope(ticket),
       { fields: normaliseProfileFields(profileValues(profile)) },
       now,
     );

@@ -15,6 +15,7 @@ import {
   type UploadedFile,
   voidSubjectTickets,
   voidTicket,
+  ticketScope,
 } from '../../hosted-screens/index.js';
 import {
   documentPhotoField,
@@ -46,8 +47,6 @@ const detailsHint = 'These details cannot be changed here. ' + 'If they are wron
 
 const supplementImageKeyLabel = 'cards/supplement-images/v1' as const;
 
-const scopeOf = (t: Ticket) => ({ merchantId: t.merchant_id, environment: t.environment, memberId: t.member_id });
-
 const gonePage: ScreenPage = {
   title: 'Nothing to send',
   body: html`<p>This application no longer needs documents. You can close this page.</p>`,
@@ -58,7 +57,9 @@ const sentPage: ScreenPage = {
 };
 
 async function pendingApplication(db: Db, ticket: Ticket, now: Date, forUpdate = false) {
-  const app = ticket.subject_id ? await findApplication(db, scopeOf(ticket), ticket.subject_id, forUpdate) : undefined;
+  const app = ticket.subject_id
+    ? await findApplication(db, ticketScope(ticket), ticket.subject_id, forUpdate)
+    : undefined;
   return app && supplementOpen(app, now) ? app : undefined;
 }
 
@@ -119,7 +120,7 @@ export const cardSupplementScreen: HostedScreen = {
   purpose: 'card_supplement',
   acceptsFiles: true,
   async render(ctx, ticket, state) {
-    if (!(await pendingApplication(ctx.db, ticket, await ctx.clock.now(ctx.db, scopeOf(ticket))))) return gonePage;
+    if (!(await pendingApplication(ctx.db, ticket, await ctx.clock.now(ctx.db, ticketScope(ticket))))) return gonePage;
     const profile = await profileOfMember(ctx.db, ticket.member_id);
     const s: FormState = state;
     const details = profile
@@ -152,7 +153,7 @@ export const cardSupplementScreen: HostedScreen = {
     };
   },
   async submit(ctx, trx, ticket, _fields, files) {
-    const now = await ctx.clock.now(trx, scopeOf(ticket));
+    const now = await ctx.clock.now(trx, ticketScope(ticket));
     const app = await pendingApplication(trx, ticket, now, true);
     if (!app) {
       await voidTicket(trx, ticket.id);

@@ -23,6 +23,7 @@ import {
   type Ticket,
   ticketView,
   voidTicket,
+  ticketScope,
 } from '../../hosted-screens/index.js';
 import { findCard } from './queries.js';
 import { type Db, type MemberCardCaller } from '../shared/queries.js';
@@ -73,10 +74,8 @@ export async function secureSession(
   return ticketView(ticket);
 }
 
-const scopeOf = (t: Ticket) => ({ merchantId: t.merchant_id, environment: t.environment, memberId: t.member_id });
-
 async function cardOf(db: Db, ticket: Ticket, forUpdate = false) {
-  const card = ticket.subject_id ? await findCard(db, scopeOf(ticket), ticket.subject_id, forUpdate) : undefined;
+  const card = ticket.subject_id ? await findCard(db, ticketScope(ticket), ticket.subject_id, forUpdate) : undefined;
   return card && canReveal(card) ? card : undefined;
 }
 
