@@ -347,34 +347,110 @@ describeOnPostgres('money paths under concurrency on PostgreSQL', 10, (service) 
     },
   );
 
-  it(
-    'operator decisions on one open remittance at once: one final state; each answer is the decision taken ' +
-      'or state_invalid',
-    async () => {
-      const m = await member({ USDT: '1000' });
-      const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: m.external });
-      const order = await sentWhileTimingOut('remittance', () =>
-        post(
-          '/v1/remittances',
-          { payee_id: payee.id, source_asset: 'USDT', source_amount: '100' },
-          { member: m.external },
-        ),
-      );
-      assert.equal((await stateOf('remit_orders', order.id)).status, 'processing');
-      const asked = ['completed', 'failed', 'completed', 'failed', 'failed', 'completed'];
-      const row = await decideAtOnce(
-        `/admin/v1/remittances/${order.id}/resolve`,
-        asked,
-        () => admin(service(), 'POST', '/admin/v1/remittances/reconciliation/run', {}),
-        () => stateOf('remit_orders', order.id),
-      );
-      assert.deepEqual(
-        await entryKinds(order.id),
-        ['remittance.freeze', row.status === 'completed' ? 'remittance.complete' : 'remittance.fail'].sort(),
-      );
-      assert.equal((await balance(m.external, 'USDT')).frozen, '0.000000');
+  /**
+   * One open object of each kind the operator decides on: how it is left processing (`open`, for member `m`),
+   * its table and resolve path, what runs alongside the decisions, and the entries each final status posts.
+   */
+  const openObjects: {
+    title: string;
+    deposits: Record<string, string>;
+    open: (m: { id: string; external: string }) => Promise<string>;
+    table: Stateful;
+    resolvePath: (id: string) => string;
+    asked: string[];
+    alongside: () => Promise<unknown>;
+    /** The status version the decision leaves, and why. */
+    version?: [number, string];
+    entries: (status: string) => string[];
+    /** The asset frozen while the object was open, and that asset's zero. */
+    released: [string, string];
+  }[] = [
+    {
+      title: 'operator decisions on one open remittance at once',
+      deposits: { USDT: '1000' },
+      open: async (m) => {
+        const payee = await client.remittance.createPayee(sepaPayee(), { onBehalfOf: m.external });
+        const order = await sentWhileTimingOut('remittance', () =>
+          post(
+            '/v1/remittances',
+            { payee_id: payee.id, source_asset: 'USDT', source_amount: '100' },
+            { member: m.external },
+          ),
+        );
+        return order.id;
+      },
+      table: 'remit_orders',
+      resolvePath: (id) => `/admin/v1/remittances/${id}/resolve`,
+      asked: ['completed', 'failed', 'completed', 'failed', 'failed', 'completed'],
+      alongside: () => admin(service(), 'POST', '/admin/v1/remittances/reconciliation/run', {}),
+      entries: (status) => ['remittance.freeze', status === 'completed' ? 'remittance.complete' : 'remittance.fail'],
+      released: ['USDT', '0.000000'],
     },
-  );
+    {
+      title: 'operator decisions on one open card top-up at once',
+      deposits: { USDT: '300' },
+      open: async (m) => {
+        const cardId = await approvedCard(client, m.external);
+        const topup = await sentWhileTimingOut('card', () =>
+          post(`/v1/cards/${cardId}/topups`, { amount: '20', source_asset: 'USDT' }, { member: m.external }),
+        );
+        return topup.id;
+      },
+      table: 'card_topups',
+      resolvePath: (id) => `/admin/v1/cards/topups/${id}/resolve`,
+      asked: ['credited', 'failed', 'failed', 'credited', 'failed', 'credited'],
+      alongside: () => service().workers.tick(),
+      version: [3, 'moved once after the dispatch'],
+      entries: (status) =>
+        status === 'credited'
+          ? ['card.topup_credit', 'card.topup_freeze', 'card.topup_settle']
+          : ['card.topup_fail', 'card.topup_freeze'],
+      released: ['USDT', '0.000000'],
+    },
+    {
+      title: 'QR pay: operator decisions and reconciliation of one open payment at once',
+      deposits: { SGD: '100' },
+      open: async (m) => {
+        const r = await withUpstream(client, 'qrpay', 'timeout', () =>
+          post('/v1/qrpay/payments', { qr_code: payNow({ amount: '10' }), asset: 'SGD' }, { member: m.external }),
+        );
+        assert.equal(body(r).code, 'upstream_timeout');
+        const order = await db()
+          .selectFrom('qrpay_orders')
+          .select('id')
+          .where('member_id', '=', m.id)
+          .executeTakeFirstOrThrow();
+        // Due for reconciliation now, so the tick alongside the decisions checks it.
+        await db()
+          .updateTable('qrpay_orders')
+          .set({ next_check_at: new Date(0) })
+          .where('id', '=', order.id)
+          .execute();
+        return order.id;
+      },
+      table: 'qrpay_orders',
+      resolvePath: (id) => `/admin/v1/qrpay/payments/${id}/resolve`,
+      asked: ['completed', 'failed', 'failed', 'completed', 'failed', 'completed'],
+      alongside: () => service().workers.tick(),
+      version: [2, 'moved once'],
+      entries: (status) => ['qrpay.freeze', status === 'completed' ? 'qrpay.complete' : 'qrpay.fail'],
+      released: ['SGD', '0.00'],
+    },
+  ];
+  for (const o of openObjects)
+    it(`${o.title}: one final state; each answer is the decision taken or state_invalid`, async () => {
+      const m = await member(o.deposits);
+      const id = await o.open(m);
+      assert.equal((await stateOf(o.table, id)).status, 'processing');
+      const row = await decideAtOnce(o.resolvePath(id), o.asked, o.alongside, () => stateOf(o.table, id));
+      if (o.version) {
+        const [version, why] = o.version;
+        assert.equal(row.status_version, version, why);
+      }
+      assert.deepEqual(await entryKinds(id), o.entries(row.status).sort());
+      const [asset, zero] = o.released;
+      assert.equal((await balance(m.external, asset)).frozen, zero);
+    });
 
   it(
     'earn: redeeming one position many times while subscribing from the same balance: redeemed once, nothing ' +
@@ -566,34 +642,6 @@ describeOnPostgres('money paths under concurrency on PostgreSQL', 10, (service) 
   );
 
   it(
-    'operator decisions on one open card top-up at once: one final state; each answer is the decision taken ' +
-      'or state_invalid',
-    async () => {
-      const m = await member({ USDT: '300' });
-      const cardId = await approvedCard(client, m.external);
-      const topup = await sentWhileTimingOut('card', () =>
-        post(`/v1/cards/${cardId}/topups`, { amount: '20', source_asset: 'USDT' }, { member: m.external }),
-      );
-      assert.equal((await stateOf('card_topups', topup.id)).status, 'processing');
-      const asked = ['credited', 'failed', 'failed', 'credited', 'failed', 'credited'];
-      const row = await decideAtOnce(
-        `/admin/v1/cards/topups/${topup.id}/resolve`,
-        asked,
-        () => service().workers.tick(),
-        () => stateOf('card_topups', topup.id),
-      );
-      assert.equal(row.status_version, 3, 'moved once after the dispatch');
-      assert.deepEqual(
-        await entryKinds(topup.id),
-        row.status === 'credited'
-          ? ['card.topup_credit', 'card.topup_freeze', 'card.topup_settle']
-          : ['card.topup_fail', 'card.topup_freeze'],
-      );
-      assert.equal((await balance(m.external, 'USDT')).frozen, '0.000000');
-    },
-  );
-
-  it(
     'QR pay: the same payment sent many times at once pays once; the same code under new keys only while the ' +
       'balance covers it',
     async () => {
@@ -632,42 +680,6 @@ describeOnPostgres('money paths under concurrency on PostgreSQL', 10, (service) 
       assert.deepEqual(await entryKinds(paid.id), ['qrpay.complete', 'qrpay.freeze', 'qrpay.refund']);
       const b = await balance(m.external, 'SGD');
       assert.deepEqual([b.available, b.frozen], ['40.00', '0.00']);
-    },
-  );
-
-  it(
-    'QR pay: operator decisions and reconciliation of one open payment at once: one final state; each answer ' +
-      'is the decision taken or state_invalid',
-    async () => {
-      const m = await member({ SGD: '100' });
-      const r = await withUpstream(client, 'qrpay', 'timeout', () =>
-        post('/v1/qrpay/payments', { qr_code: payNow({ amount: '10' }), asset: 'SGD' }, { member: m.external }),
-      );
-      assert.equal(body(r).code, 'upstream_timeout');
-      const order = await db()
-        .selectFrom('qrpay_orders')
-        .select(['id', 'status'])
-        .where('member_id', '=', m.id)
-        .executeTakeFirstOrThrow();
-      assert.equal(order.status, 'processing');
-      await db()
-        .updateTable('qrpay_orders')
-        .set({ next_check_at: new Date(0) })
-        .where('id', '=', order.id)
-        .execute();
-      const asked = ['completed', 'failed', 'failed', 'completed', 'failed', 'completed'];
-      const row = await decideAtOnce(
-        `/admin/v1/qrpay/payments/${order.id}/resolve`,
-        asked,
-        () => service().workers.tick(),
-        () => stateOf('qrpay_orders', order.id),
-      );
-      assert.equal(row.status_version, 2, 'moved once');
-      assert.deepEqual(
-        await entryKinds(order.id),
-        ['qrpay.freeze', row.status === 'completed' ? 'qrpay.complete' : 'qrpay.fail'].sort(),
-      );
-      assert.equal((await balance(m.external, 'SGD')).frozen, '0.00');
     },
   );
 
