@@ -9,6 +9,7 @@ import {
   consoleClient,
   consolePassword,
   type ConsoleBrowser,
+  consoleUserWithPassword,
   inviteConsoleUser,
   signedInConsole,
   authenticatorSecret,
@@ -77,12 +78,7 @@ test(
   'sign-in: a session cookie that is HttpOnly and SameSite=Strict; the stored session is only a hash; pages ' +
     'carry the CSP',
   async () => {
-    await inviteConsoleUser(service, merchantId, 'cookie@example.com', 'owner').then((i) =>
-      consoleClient(service).request('POST', i.invite_path, {
-        password: consolePassword,
-        confirmation: consolePassword,
-      }),
-    );
+    await consoleUserWithPassword(service, merchantId, 'cookie@example.com', 'owner');
     const jar = consoleClient(service);
     const csrf = await jar.csrfOf('/console/sign-in');
     const res = await fetch(`${service.publicUrl}/console/sign-in`, {
@@ -235,12 +231,7 @@ test(
     'refused (429) for 30 s',
   async () => {
     const email = 'throttle@example.com';
-    await inviteConsoleUser(service, merchantId, email, 'viewer').then((i) =>
-      consoleClient(service).request('POST', i.invite_path, {
-        password: consolePassword,
-        confirmation: consolePassword,
-      }),
-    );
+    await consoleUserWithPassword(service, merchantId, email, 'viewer');
     const jar = consoleClient(service);
     const attempt = async (password: string) => jar.submit('/console/sign-in', { email, password });
     for (let i = 0; i < 5; i++) assert.equal((await attempt('wrong password here')).status, 401);
@@ -263,9 +254,7 @@ test(
 
 test('sign-in throttle: guesses sent together are counted before they are checked (at most 5 are tried)', async () => {
   const email = 'burst@example.com';
-  await inviteConsoleUser(service, merchantId, email, 'viewer').then((i) =>
-    consoleClient(service).request('POST', i.invite_path, { password: consolePassword, confirmation: consolePassword }),
-  );
+  await consoleUserWithPassword(service, merchantId, email, 'viewer');
   const jar = consoleClient(service);
   const csrf = await jar.csrfOf('/console/sign-in');
   const answers = await Promise.all(
@@ -348,12 +337,7 @@ test(
     'each; never a lock, whatever the addresses',
   async () => {
     const email = 'delay@example.com';
-    await inviteConsoleUser(service, merchantId, email, 'viewer').then((i) =>
-      consoleClient(service).request('POST', i.invite_path, {
-        password: consolePassword,
-        confirmation: consolePassword,
-      }),
-    );
+    await consoleUserWithPassword(service, merchantId, email, 'viewer');
     let n = 0;
     const stranger = () => consoleClient(service, { forwardedFor: `198.18.0.${++n}` });
     for (let i = 0; i < 5; i++) assert.equal((await signInAs(stranger(), email, 'wrong password here')).status, 401);

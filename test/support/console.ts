@@ -86,20 +86,23 @@ export async function inviteConsoleUser(
   return res.body;
 }
 
-/** Invited, password set, signed in: a cookie jar holding a session. */
-export async function signedInConsole(
-  service: RunningService,
-  merchantId: string,
-  email: string,
-  role: 'owner' | 'developer' | 'viewer',
+/** Invited and password (`consolePassword`) set, not signed in: the invite. */
+export async function consoleUserWithPassword(
+  ...[service, merchantId, email, role]: Parameters<typeof inviteConsoleUser>
 ) {
   const invite = await inviteConsoleUser(service, merchantId, email, role);
-  const jar = consoleClient(service);
-  const set = await jar.request('POST', invite.invite_path, {
+  const set = await consoleClient(service).request('POST', invite.invite_path, {
     password: consolePassword,
     confirmation: consolePassword,
   });
   if (set.status !== 200) throw new Error(`password not set: ${set.status}`);
+  return invite;
+}
+
+/** Invited, password set, signed in: a cookie jar holding a session. */
+export async function signedInConsole(...[service, merchantId, email, role]: Parameters<typeof inviteConsoleUser>) {
+  const invite = await consoleUserWithPassword(service, merchantId, email, role);
+  const jar = consoleClient(service);
   const res = await jar.submit('/console/sign-in', { email, password: consolePassword });
   if (res.status !== 303) throw new Error(`sign-in failed: ${res.status} ${res.body.slice(0, 300)}`);
   return { jar, userId: invite.id, invitePath: invite.invite_path };
