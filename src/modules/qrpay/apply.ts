@@ -23,7 +23,7 @@ import {
   type Settlement,
 } from '../../provider-orders/index.js';
 import { raiseAlert } from '../alerts/index.js';
-import { externalIdOf } from './queries.js';
+import { externalMemberIdOf } from '../members/index.js';
 import { qrpayReferenceType } from './rules.js';
 import { openStatuses, type Decision, type FailureReason } from './state.js';
 import type { QrOrderRow } from './tables.js';
@@ -41,7 +41,7 @@ export const qrpayOrders: OrderStore = {
 
 /** `qrpay.order.<status>`, in the caller's transaction. */
 async function emit(trx: Transaction<Database>, row: QrOrderRow, status: TerminalStatus): Promise<void> {
-  const externalMemberId = await externalIdOf(trx, row);
+  const externalMemberId = await externalMemberIdOf(trx, row.member_id);
   await recordEvent(trx, {
     ...rowEnvelope(row),
     type: `qrpay.order.${status}`,

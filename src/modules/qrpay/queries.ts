@@ -4,7 +4,6 @@ import { ownedBy } from '../../db/owned-by.js';
 import type { Database, Db } from '../../db/schema.js';
 import { withPrefix } from '../../platform/ids.js';
 import { getAsset } from '../assets/index.js';
-import { resolveMember } from '../members/index.js';
 import type { DecodedQr } from './emvco.js';
 import type { QrScheme } from './schemes.js';
 import { openStatuses, type PublicStatus } from './state.js';
@@ -54,12 +53,6 @@ export async function payableAsset(db: Db, scheme: QrScheme, decoded: DecodedQr)
   if (decoded.currency !== scheme.currency) return undefined;
   const asset = await getAsset(db, scheme.currency);
   return asset && asset.enabled && asset.type === 'fiat' ? asset : undefined;
-}
-
-/** The order's member's external id (its events' `external_member_id`), read through the members area. */
-export async function externalIdOf(trx: Transaction<Database>, row: QrOrderRow): Promise<string> {
-  const m = await resolveMember(trx, row.merchant_id, row.environment, row.member_id);
-  return m?.external_member_id ?? '';
 }
 
 const statusesOf = (s: PublicStatus): QrPayOrderStatus[] => (s === 'processing' ? ['processing', 'suspended'] : [s]);

@@ -25,7 +25,8 @@ import {
   type Settlement,
 } from '../../../provider-orders/index.js';
 import { raiseAlert } from '../../alerts/index.js';
-import { externalIdOf, firstReturnCheckSql } from './queries.js';
+import { firstReturnCheckSql } from './queries.js';
+import { externalMemberIdOf } from '../../members/index.js';
 import { remitReferenceType } from './rules.js';
 import { movesFrom, publicStatus, returnCheckOffsetsSeconds, type Decision, type FailureReason } from './state.js';
 import type { RemitOrderRow } from './tables.js';
@@ -44,7 +45,7 @@ export const remitOrders: OrderStore = {
 /** `remittance.order.<public status>`, in the caller's transaction. */
 export async function emitOrderEvent(trx: Transaction<Database>, row: RemitOrderRow): Promise<void> {
   const status = publicStatus(row.status);
-  const externalMemberId = await externalIdOf(trx, row);
+  const externalMemberId = await externalMemberIdOf(trx, row.member_id);
   await recordEvent(trx, {
     ...rowEnvelope(row),
     type: `remittance.order.${status}`,

@@ -66,12 +66,6 @@ export async function dailyTotals(
   return { member: minorFromDb(row.member), merchant: minorFromDb(row.merchant) };
 }
 
-/** The order's member's external id (its events' `external_member_id`), read through the members area. */
-export async function externalIdOf(db: Db, row: RemitOrderRow): Promise<string> {
-  const m = await resolveMember(db, row.merchant_id, row.environment, row.member_id);
-  return m?.external_member_id ?? '';
-}
-
 /** An asset's scale, from the catalogue (the assets area's, held per process). */
 export async function scaleOf(db: Db, code: string): Promise<number> {
   return (await getAsset(db, code))?.scale ?? 2;
