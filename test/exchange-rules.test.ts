@@ -19,7 +19,7 @@ import {
   type PriceInput,
 } from '../src/modules/exchange/rules.js';
 import { defaultDirections, defaultEarnProducts } from '../src/db/migrations/017_exchange_earn.js';
-import { checkedEntry, memberNet } from './support/fixtures.js';
+import { checkedEntry, memberNet, simulatedMarketOn } from './support/fixtures.js';
 
 const runs = { numRuns: 400 };
 const entry = checkedEntry;
@@ -44,39 +44,29 @@ const priceArb: fc.Arbitrary<PriceInput> = fc.record({
 });
 
 describe('exchange pricing', () => {
-  it('a worked example: 100 USDT to EUR, fee 0.1 % on the from side, spread 30 bps', () => {
-    const p = priceExchange({
-      fromAmount: 100_000_000n,
-      fromScale: 6,
-      toScale: 2,
-      midRate: '0.925925925925',
-      spreadBps: 30,
-      feeSide: 'from',
-      feeBps: 10,
-      feeFixed: 0n,
+  /** Selling USDT (scale 6) at a fee of 0.1 % and no fixed part: what changes between the worked examples. */
+  const sellingUsdt = (input: Pick<PriceInput, 'fromAmount' | 'toScale' | 'midRate' | 'spreadBps' | 'feeSide'>) =>
+    priceExchange({ ...input, fromScale: 6, feeBps: 10, feeFixed: 0n });
+  const workedExamples: { title: string; sold: Parameters<typeof sellingUsdt>[0]; price: object; why: string }[] = [
+    {
+      title: 'a worked example: 100 USDT to EUR, fee 0.1 % on the from side, spread 30 bps',
+      sold: { fromAmount: 100_000_000n, toScale: 2, midRate: '0.925925925925', spreadBps: 30, feeSide: 'from' },
+      price: { rate: '0.9231481481', fee: 100_000n, toAmount: 9222n },
+      why: 'fee 0.1 USDT; (100 - 0.1) × 0.9231481481 = 92.2225 → 92.22',
+    },
+    {
+      title: 'a worked example: 1000 USDT to BTC, fee on the to side',
+      sold: { fromAmount: 1_000_000_000n, toScale: 8, midRate: '0.000015384615', spreadBps: 50, feeSide: 'to' },
+      price: { rate: '0.0000153076', fee: 1531n, toAmount: 1_530_760n - 1531n },
+      why: 'the fee is 0.1 % of 0.01530760 BTC, rounded up',
+    },
+  ];
+  for (const { title, sold, price, why } of workedExamples)
+    it(title, () => {
+      const p = sellingUsdt(sold);
+      assert.ok(!('refusal' in p));
+      assert.deepEqual({ rate: p.rate, fee: p.fee, toAmount: p.toAmount }, price, why);
     });
-    assert.ok(!('refusal' in p));
-    assert.equal(p.rate, '0.9231481481');
-    assert.equal(p.fee, 100_000n);
-    assert.equal(p.toAmount, 9222n, '(100 - 0.1) × 0.9231481481 = 92.2225 → 92.22');
-  });
-
-  it('a worked example: 1000 USDT to BTC, fee on the to side', () => {
-    const p = priceExchange({
-      fromAmount: 1_000_000_000n,
-      fromScale: 6,
-      toScale: 8,
-      midRate: '0.000015384615',
-      spreadBps: 50,
-      feeSide: 'to',
-      feeBps: 10,
-      feeFixed: 0n,
-    });
-    assert.ok(!('refusal' in p));
-    assert.equal(p.rate, '0.0000153076');
-    assert.equal(p.fee, 1531n, '0.1 % of 0.01530760 BTC, rounded up');
-    assert.equal(p.toAmount, 1_530_760n - 1531n);
-  });
 
   it(
     "the member never gets more than the exact value at the mid rate (rounding and fees in the service's " + 'favour)',
@@ -118,45 +108,14 @@ describe('exchange pricing', () => {
   });
 
   it('a fee that consumes the amount, and an amount that converts to nothing, are refusals', () => {
-    assert.deepEqual(
-      priceExchange({
-        fromAmount: 5n,
-        fromScale: 6,
-        toScale: 2,
-        midRate: '1',
-        spreadBps: 0,
-        feeSide: 'from',
-        feeBps: 0,
-        feeFixed: 5n,
-      }),
-      { refusal: 'fee_consumes_principal' },
-    );
-    assert.deepEqual(
-      priceExchange({
-        fromAmount: 1n,
-        fromScale: 6,
-        toScale: 2,
-        midRate: '1',
-        spreadBps: 0,
-        feeSide: 'from',
-        feeBps: 0,
-        feeFixed: 0n,
-      }),
-      { refusal: 'converts_to_nothing' },
-    );
-    assert.deepEqual(
-      priceExchange({
-        fromAmount: 100n,
-        fromScale: 2,
-        toScale: 2,
-        midRate: '1',
-        spreadBps: 0,
-        feeSide: 'to',
-        feeBps: 0,
-        feeFixed: 100n,
-      }),
-      { refusal: 'fee_consumes_principal' },
-    );
+    // At rate 1 with no spread and no percentage fee: only the amounts and the fixed fee decide.
+    const atPar = { midRate: '1', spreadBps: 0, feeBps: 0, toScale: 2 } as const;
+    const refused: [PriceInput, string][] = [
+      [{ ...atPar, fromAmount: 5n, fromScale: 6, feeSide: 'from', feeFixed: 5n }, 'fee_consumes_principal'],
+      [{ ...atPar, fromAmount: 1n, fromScale: 6, feeSide: 'from', feeFixed: 0n }, 'converts_to_nothing'],
+      [{ ...atPar, fromAmount: 100n, fromScale: 2, feeSide: 'to', feeFixed: 100n }, 'fee_consumes_principal'],
+    ];
+    for (const [input, refusal] of refused) assert.deepEqual(priceExchange(input), { refusal });
   });
 
   it('is monotonic: more sold never buys less', () => {
@@ -257,56 +216,49 @@ describe('exchange posting rules', () => {
     })
     .filter((m) => m.feeSide === 'to' || m.fee < m.fromAmount);
 
+  /** `check` holds for every execution the generator makes. */
+  const forAnyExecution = (check: (m: Parameters<typeof exchangeSellLines>[0]) => void) =>
+    fc.assert(fc.property(moneyArb, check), runs);
+
   it(
     'both entries of every execution balance, and the member spends exactly from_amount and receives exactly ' +
       'to_amount',
     () => {
-      fc.assert(
-        fc.property(moneyArb, (m) => {
-          const sell = exchangeSellLines(m);
-          const buy = exchangeBuyLines(m);
-          entry('USDT', sell);
-          entry('BTC', buy);
-          assert.equal(memberNet(sell), -m.fromAmount);
-          assert.equal(memberNet(buy), m.toAmount);
-        }),
-        runs,
-      );
+      forAnyExecution((m) => {
+        const sell = exchangeSellLines(m);
+        const buy = exchangeBuyLines(m);
+        entry('USDT', sell);
+        entry('BTC', buy);
+        assert.equal(memberNet(sell), -m.fromAmount);
+        assert.equal(memberNet(buy), m.toAmount);
+      });
     },
   );
 
   it("no path creates money: custody = members + settlement holds per asset (the ledger's custody equation)", () => {
-    fc.assert(
-      fc.property(moneyArb, (m) => {
-        for (const lines of [exchangeSellLines(m), exchangeBuyLines(m)]) {
-          const members = memberNet(lines);
-          const custody = lines
-            .filter((l) => l.account.owner === 'merchant' && l.account.bucket === 'custody')
-            .reduce((s, l) => s + (l.side === 'debit' ? l.amount : -l.amount), 0n);
-          const settlement = -lines
-            .filter((l) => l.account.owner === 'platform' && l.account.bucket === 'settlement_clearing')
-            .reduce((s, l) => s + (l.side === 'debit' ? l.amount : -l.amount), 0n);
-          assert.equal(custody, members + settlement);
-        }
-      }),
-      runs,
-    );
+    forAnyExecution((m) => {
+      for (const lines of [exchangeSellLines(m), exchangeBuyLines(m)]) {
+        const members = memberNet(lines);
+        const custody = lines
+          .filter((l) => l.account.owner === 'merchant' && l.account.bucket === 'custody')
+          .reduce((s, l) => s + (l.side === 'debit' ? l.amount : -l.amount), 0n);
+        const settlement = -lines
+          .filter((l) => l.account.owner === 'platform' && l.account.bucket === 'settlement_clearing')
+          .reduce((s, l) => s + (l.side === 'debit' ? l.amount : -l.amount), 0n);
+        assert.equal(custody, members + settlement);
+      }
+    });
   });
 
   it('merchant conversions balance and touch only prepaid and platform accounts', () => {
-    fc.assert(
-      fc.property(moneyArb, (m) => {
-        const sell = conversionSellLines(m);
-        const buy = conversionBuyLines(m);
-        entry('USDT', sell);
-        entry('EUR', buy);
-        for (const l of [...sell, ...buy])
-          assert.ok(
-            l.account.owner === 'platform' || (l.account.owner === 'merchant' && l.account.bucket === 'prepaid'),
-          );
-      }),
-      runs,
-    );
+    forAnyExecution((m) => {
+      const sell = conversionSellLines(m);
+      const buy = conversionBuyLines(m);
+      entry('USDT', sell);
+      entry('EUR', buy);
+      for (const l of [...sell, ...buy])
+        assert.ok(l.account.owner === 'platform' || (l.account.owner === 'merchant' && l.account.bucket === 'prepaid'));
+    });
   });
 });
 
@@ -314,11 +266,7 @@ describe('the simulated market', () => {
   const call = { merchantId: 'm', environment: 'sandbox' as const };
   it("moves volatile codes with the caller's clock, deterministically, within ±2 %", async () => {
     let now = new Date('2026-01-01T00:00:00Z');
-    const market = new SimulatedMarket(
-      undefined,
-      async () => now,
-      () => now,
-    );
+    const market = simulatedMarketOn(() => now);
     const a = await market.mid(call, 'USDT', 'BTC');
     const again = await market.mid(call, 'USDT', 'BTC');
     assert.deepEqual(a, again);
@@ -335,11 +283,7 @@ describe('the simulated market', () => {
   });
   it('a halted feed keeps its time, and the service treats it as stale after the maximum age', async () => {
     let now = new Date('2026-01-01T00:00:00Z');
-    const market = new SimulatedMarket(
-      undefined,
-      async () => now,
-      () => now,
-    );
+    const market = simulatedMarketOn(() => now);
     market.halt('BTC', now);
     now = new Date('2026-01-01T00:02:00Z');
     const r = await market.mid(call, 'USDT', 'BTC');

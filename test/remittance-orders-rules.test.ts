@@ -7,7 +7,13 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { CorridorLimits } from '../src/modules/remittance/corridors/rules.js';
-import { limitBreach, priceOrder, remitReferenceType } from '../src/modules/remittance/orders/rules.js';
+import {
+  limitBreach,
+  priceOrder,
+  remitReferenceType,
+  type Price,
+  type PriceInput,
+} from '../src/modules/remittance/orders/rules.js';
 import { ratioOf } from '../src/money/conversion.js';
 import {
   remitCompleteLines,
@@ -41,49 +47,39 @@ describe('entry kinds', () => {
     assert.equal(credited(remitFailLines(p)), 1_015n);
     assert.equal(credited(remitFreezeLines(p)), 0n);
   });
-  it('a fixed fee of zero adds nothing; a price with no fee at all charges nothing', () => {
-    const p = priceOrder({
-      sourceAmount: 1n,
-      sourceScale: 2,
-      payoutScale: 2,
-      midRate: '1',
-      fxSpreadBps: 0,
-      feeBps: 0,
-      feeFixedPayout: 0n,
-    });
-    assert.deepEqual(p, { rate: '1.0000000000', payoutAmount: 1n, fee: 0n });
-  });
 });
 
 describe('price, limits and posting rules', () => {
-  it('prices a same-currency order: rate 1, fee on top', () => {
-    const p = priceOrder({
-      sourceAmount: 100_00n,
-      sourceScale: 2,
-      payoutScale: 2,
-      midRate: '1',
-      fxSpreadBps: 0,
-      feeBps: 50,
-      feeFixedPayout: 1_00n,
-    });
-    assert.deepEqual(p, { rate: '1.0000000000', payoutAmount: 100_00n, fee: 50n + 100n });
-  });
-  it('prices a conversion: payout rounded down, fee rounded up, spread lowers the rate', () => {
-    // 100 USDT (scale 6) to EUR at mid 0.925925925925 less 30 bps.
-    const p = priceOrder({
-      sourceAmount: 100_000_000n,
-      sourceScale: 6,
-      payoutScale: 2,
-      midRate: '0.925925925925',
-      fxSpreadBps: 30,
-      feeBps: 50,
-      feeFixedPayout: 100n,
-    });
-    assert.equal(p.rate, '0.9231481481');
-    assert.equal(p.payoutAmount, 9231n);
-    // 0.5 % of 100 USDT = 0.5 USDT; 1.00 EUR / 0.9231481481 = 1.083250… USDT, rounded up.
-    assert.equal(p.fee, 500_000n + 1_083_250n);
-  });
+  // Same currency: no FX, rate 1.
+  const sameCurrency = { sourceScale: 2, payoutScale: 2, midRate: '1', fxSpreadBps: 0 };
+  const workedPrices: { title: string; order: PriceInput; price: Price }[] = [
+    {
+      title: 'a fixed fee of zero adds nothing; a price with no fee at all charges nothing',
+      order: { ...sameCurrency, sourceAmount: 1n, feeBps: 0, feeFixedPayout: 0n },
+      price: { rate: '1.0000000000', payoutAmount: 1n, fee: 0n },
+    },
+    {
+      title: 'prices a same-currency order: rate 1, fee on top',
+      order: { ...sameCurrency, sourceAmount: 100_00n, feeBps: 50, feeFixedPayout: 1_00n },
+      price: { rate: '1.0000000000', payoutAmount: 100_00n, fee: 50n + 100n },
+    },
+    {
+      title: 'prices a conversion: payout rounded down, fee rounded up, spread lowers the rate',
+      // 100 USDT (scale 6) to EUR at mid 0.925925925925 less 30 bps.
+      order: {
+        sourceAmount: 100_000_000n,
+        sourceScale: 6,
+        payoutScale: 2,
+        midRate: '0.925925925925',
+        fxSpreadBps: 30,
+        feeBps: 50,
+        feeFixedPayout: 100n,
+      },
+      // 0.5 % of 100 USDT = 0.5 USDT; 1.00 EUR / 0.9231481481 = 1.083250… USDT, rounded up.
+      price: { rate: '0.9231481481', payoutAmount: 9231n, fee: 500_000n + 1_083_250n },
+    },
+  ];
+  for (const { title, order, price } of workedPrices) it(title, () => assert.deepEqual(priceOrder(order), price));
   it('property: never pays out more, never charges less, than exact arithmetic', () => {
     fc.assert(
       fc.property(

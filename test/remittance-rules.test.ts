@@ -36,8 +36,7 @@ import {
 } from '../src/upstreams/remittance/settlement-calendar.js';
 import { calendarFor, simulatedNameCheck } from '../src/upstreams/remittance/simulator.js';
 import { convert, convertBack, rateAfterSpread, ratioOf } from '../src/money/conversion.js';
-import { SimulatedMarket } from '../src/upstreams/rates/simulator.js';
-import { contractOf, daysFrom } from './support/fixtures.js';
+import { contractOf, daysFrom, simulatedMarketOn } from './support/fixtures.js';
 
 const runs = { numRuns: 200 };
 const sepa = contractOf('DE', 'SEPA');
@@ -547,11 +546,7 @@ describe('the rate service', () => {
   });
   it('the simulated market is deterministic and knows its codes', async () => {
     const at = new Date('2026-01-01T00:00:00Z');
-    const market = new SimulatedMarket(
-      undefined,
-      async () => at,
-      () => at,
-    );
+    const market = simulatedMarketOn(() => at);
     const call = { merchantId: 'm', environment: 'sandbox' as const };
     const a = await market.mid(call, 'USDT', 'EUR');
     assert.equal(a.kind, 'rate');

@@ -7,6 +7,7 @@ import type { Database } from '../../src/db/schema.js';
 import { assertEntry, type EntryLine } from '../../src/money/index.js';
 import type { FieldSpec } from '../../src/modules/remittance/corridors/contracts.js';
 import { defaultCorridors } from '../../src/db/migrations/016_remittance.js';
+import { SimulatedMarket } from '../../src/upstreams/rates/simulator.js';
 import { admin, newMerchantClient } from './service.js';
 import { expectCode } from './expect.js';
 
@@ -336,3 +337,6 @@ export async function invalidFieldKeys(call: Promise<unknown>): Promise<string[]
   const err = await expectCode(call, 'invalid_fields');
   return (err.body.fields as { key: string }[]).map((f) => f.key);
 }
+
+/** The simulated market at its default prices with one clock, read at each call, for every caller and for real time. */
+export const simulatedMarketOn = (clock: () => Date) => new SimulatedMarket(undefined, async () => clock(), clock);
