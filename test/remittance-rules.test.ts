@@ -239,64 +239,60 @@ describe('field contracts', () => {
     () => {
       const problems = (contract: FieldSpec[], fields: Record<string, unknown>, country = 'DE') =>
         readFields(contract, fields, { country }).problems;
-      assert.deepEqual(problems(sepa, { ...ok, first_name: '  ' }), [{ key: 'first_name', reason: 'required' }]);
-      assert.deepEqual(problems(sepa, { ...ok, first_name: 'A'.repeat(51) }), [
-        { key: 'first_name', reason: 'too_long' },
-      ]);
-      assert.deepEqual(problems(sepa, { ...ok, 'address.postal_code': '1!' }), [
-        { key: 'address.postal_code', reason: 'pattern' },
-      ]);
-      assert.deepEqual(problems(sepa, { ...ok, 'bank_details.iban': 'DE8937040044053201300' }), [
-        { key: 'bank_details.iban', reason: 'iban_length' },
-      ]);
-      assert.deepEqual(problems(sepa, { ...ok, 'bank_details.iban': 'DE89370400440532013001' }), [
-        { key: 'bank_details.iban', reason: 'iban_checksum' },
-      ]);
-      assert.deepEqual(problems(sepa, { ...ok, 'bank_details.iban': '' }), [
-        { key: 'bank_details.iban', reason: 'account_identifier_required' },
-      ]);
-      assert.deepEqual(problems(sepa, { ...ok, 'bank_details.swift_code': 'DEUTXXFF' }), [
-        { key: 'bank_details.swift_code', reason: 'pattern' },
-      ]);
-      assert.deepEqual(
-        problems(sepa, { ...ok, first_name: 42 }),
-        [{ key: 'first_name', reason: 'pattern' }],
-        'not a string',
-      );
-      const gb = {
-        ...person,
-        'address.country': 'GB',
-        'address.postal_code': 'sw1a 1aa',
-        'bank_details.routing_code_type1': 'sort_code',
-        'bank_details.routing_code_value1': '04-00-04',
-        'bank_details.account_number': '12345678',
+      /** `valid` passes; with one field changed as each row says, it is refused for that field alone. */
+      const refusesEach = (
+        contract: FieldSpec[],
+        valid: Record<string, unknown>,
+        country: string,
+        changed: [key: string, value: unknown, reason: string][],
+      ) => {
+        assert.deepEqual(problems(contract, valid, country), []);
+        for (const [key, value, reason] of changed)
+          assert.deepEqual(
+            problems(contract, { ...valid, [key]: value }, country),
+            [{ key, reason }],
+            `${key}: ${String(value)}`,
+          );
       };
-      assert.deepEqual(problems(fps, gb, 'GB'), []);
-      assert.deepEqual(problems(fps, { ...gb, 'bank_details.routing_code_type1': 'iban' }, 'GB'), [
-        { key: 'bank_details.routing_code_type1', reason: 'not_in_enum' },
+      refusesEach(sepa, ok, 'DE', [
+        ['first_name', '  ', 'required'],
+        ['first_name', 'A'.repeat(51), 'too_long'],
+        ['address.postal_code', '1!', 'pattern'],
+        ['bank_details.iban', 'DE8937040044053201300', 'iban_length'],
+        ['bank_details.iban', 'DE89370400440532013001', 'iban_checksum'],
+        ['bank_details.iban', '', 'account_identifier_required'],
+        ['bank_details.swift_code', 'DEUTXXFF', 'pattern'],
+        ['first_name', 42, 'pattern'], // not a string
       ]);
-      assert.deepEqual(problems(fps, { ...gb, 'bank_details.routing_code_value1': '04-00-4' }, 'GB'), [
-        { key: 'bank_details.routing_code_value1', reason: 'pattern' },
-      ]);
-      assert.deepEqual(problems(fps, { ...gb, 'bank_details.account_number': '1234567A' }, 'GB'), [
-        { key: 'bank_details.account_number', reason: 'pattern' },
-      ]);
-      const us = {
+      /** A payee in `country` paid by a local routing code and an account number. */
+      const localAccount = (
+        country: string,
+        postalCode: string,
+        [routingType, routingCode]: [string, string],
+        accountNumber: string,
+        more: Record<string, string> = {},
+      ) => ({
         ...person,
-        'address.country': 'US',
+        'address.country': country,
+        'address.postal_code': postalCode,
+        'bank_details.routing_code_type1': routingType,
+        'bank_details.routing_code_value1': routingCode,
+        'bank_details.account_number': accountNumber,
+        ...more,
+      });
+      const gb = localAccount('GB', 'sw1a 1aa', ['sort_code', '04-00-04'], '12345678');
+      refusesEach(fps, gb, 'GB', [
+        ['bank_details.routing_code_type1', 'iban', 'not_in_enum'],
+        ['bank_details.routing_code_value1', '04-00-4', 'pattern'],
+        ['bank_details.account_number', '1234567A', 'pattern'],
+      ]);
+      const us = localAccount('US', '10001-1234', ['aba', '021000021'], '000123456789', {
         'address.state': 'ny',
-        'address.postal_code': '10001-1234',
-        'bank_details.routing_code_type1': 'aba',
-        'bank_details.routing_code_value1': '021000021',
-        'bank_details.account_number': '000123456789',
         'bank_details.account_type': 'checking',
-      };
-      assert.deepEqual(problems(ach, us, 'US'), []);
-      assert.deepEqual(problems(ach, { ...us, 'bank_details.routing_code_value1': '021000022' }, 'US'), [
-        { key: 'bank_details.routing_code_value1', reason: 'pattern' },
-      ]);
-      assert.deepEqual(problems(ach, { ...us, 'bank_details.account_type': 'Checking' }, 'US'), [
-        { key: 'bank_details.account_type', reason: 'not_in_enum' },
+      });
+      refusesEach(ach, us, 'US', [
+        ['bank_details.routing_code_value1', '021000022', 'pattern'],
+        ['bank_details.account_type', 'Checking', 'not_in_enum'],
       ]);
       const sw = {
         ...us,
@@ -304,12 +300,9 @@ describe('field contracts', () => {
         'bank_details.bank_name': 'Chase',
         'bank_details.bank_address': 'New York',
       };
-      assert.deepEqual(problems(swift, { ...sw, 'bank_details.account_number': undefined }, 'US'), [
-        { key: 'bank_details.account_number', reason: 'account_identifier_required' },
-      ]);
-      assert.deepEqual(problems(swift, sw, 'US'), []);
-      assert.deepEqual(problems(swift, { ...sw, 'bank_details.swift_code': 'DEUTDEFF' }, 'US'), [
-        { key: 'bank_details.swift_code', reason: 'pattern' },
+      refusesEach(swift, sw, 'US', [
+        ['bank_details.account_number', undefined, 'account_identifier_required'],
+        ['bank_details.swift_code', 'DEUTDEFF', 'pattern'],
       ]);
       assert.deepEqual(problems(sepa, {}), [
         ...['first_name', 'last_name'].map((key) => ({ key, reason: 'required' })),
