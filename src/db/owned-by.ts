@@ -43,3 +43,12 @@ export const ownerColumns = (caller: { merchantId: string; environment: Environm
   environment: caller.environment,
   member_id: caller.memberId,
 });
+
+/**
+ * The merchant's environment a row belongs to, as the scope the clock, a provider call and a
+ * timed process take: `ctx.clock.now(trx, rowScope(order))`.
+ */
+export const rowScope = (row: { merchant_id: string; environment: Environment }) => ({
+  merchantId: row.merchant_id,
+  environment: row.environment,
+});

@@ -23,6 +23,7 @@ import {
 } from './queries/exports.js';
 import type { ExportsTable } from './tables.js';
 import type { MerchantScope } from '../../platform/caller.js';
+import { rowScope } from '../../db/owned-by.js';
 
 /**
  * Exports (extensions 13, docs/exports.md): requested by the API, written by a job in keyset
@@ -157,7 +158,7 @@ function serialise(
 export async function writeExport(db: Kysely<Database>, clock: Clock, id: string): Promise<void> {
   const ex = await exportById(db, id);
   if (!ex || ex.status !== 'pending') return;
-  const scope = { merchantId: ex.merchant_id, environment: ex.environment };
+  const scope = rowScope(ex);
   const spec = kindSpec(ex.kind as ExportKind);
   await deleteChunks(db, id);
   const hash = createHash('sha256');
@@ -230,7 +231,7 @@ export async function failExport(db: Kysely<Database>, clock: Clock, id: string,
   await db.transaction().execute(async (trx) => {
     const ex = await failPendingExport(trx, id, reason.slice(0, 500));
     if (!ex) return;
-    const scope = { merchantId: ex.merchant_id, environment: ex.environment };
+    const scope = rowScope(ex);
     await setExportCompletedAt(trx, id, await clock.now(trx, scope));
     await deleteChunks(trx, id);
     await recordEvent(trx, {

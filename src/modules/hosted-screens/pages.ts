@@ -28,6 +28,7 @@ import { isTicketHost, isUsable, type Ticket } from './rules.js';
 import type { ScreenRegistry, ScreenState } from './screen.js';
 import { hostedSecurityHeaders } from './security-headers.js';
 import { stylesheet } from './stylesheet.js';
+import { rowScope } from '../../db/owned-by.js';
 
 /**
  * The hosted pages: `GET /hosted/:ticket_id` shows a ticket's screen, `POST /hosted/:ticket_id`
@@ -63,7 +64,7 @@ async function openTicket(ctx: ServiceContext, req: FastifyRequest): Promise<Ope
   // Another host (another environment, or a name the ticket was not issued on) is "not found".
   if (!ticket || !isTicketHost(ticket, req)) return { refused: 404, frameAncestors: [] };
   const frameAncestors = await frameAncestorsOf(ctx.db, ticket.merchant_id, ticket.environment);
-  const now = await ctx.clock.now(ctx.db, { merchantId: ticket.merchant_id, environment: ticket.environment });
+  const now = await ctx.clock.now(ctx.db, rowScope(ticket));
   if (!isUsable(ticket, now)) return { refused: 410, frameAncestors };
   const member = await ctx.resolveMember(ctx.db, ticket.merchant_id, ticket.environment, ticket.member_id);
   if (!member || member.status !== 'active') return { refused: 410, frameAncestors };
@@ -195,7 +196,7 @@ export function registerHostedPages(app: AppInstance, ctx: ServiceContext, scree
     // Files reach only the screens that ask for them.
     if (body.files.length > 0 && !screen.acceptsFiles)
       return sendHtml(reply, 400, unavailablePage(400, `/hosted/${ticket.id}`), frameAncestors);
-    const scope = { merchantId: ticket.merchant_id, environment: ticket.environment };
+    const scope = rowScope(ticket);
     const prepared = screen.prepare ? await screen.prepare(ctx, ticket) : undefined;
     const outcome = await ctx.db.transaction().execute(async (trx) => {
       const locked = await findTicket(trx, ticket.id, true);

@@ -11,6 +11,7 @@ import type { KycSubmitOutcome } from '../../upstreams/kyc/port.js';
 import { memberKycLevel, profileById, profileOfMember, updateProfile, type KycProfile } from './queries.js';
 import { applyReview, lockMemberThenProfile, type ReviewDecision } from './review.js';
 import { profileSummary } from './views.js';
+import { rowScope } from '../../db/owned-by.js';
 
 export const kycCheckJobKind = 'kyc.check';
 /** Verdict polls of one check (the delay doubles from 1 minute to 1 hour): about 8 days, then the operator's queue
@@ -35,21 +36,18 @@ async function submitCheck(
   profile: KycProfile,
   externalMemberId: string,
 ): Promise<KycSubmitOutcome> {
-  const outcome = await ctx.upstreams.kyc.submit(
-    { merchantId: profile.merchant_id, environment: profile.environment },
-    {
-      requestId: requestIdOf(profile),
-      memberRef: externalMemberId,
-      firstName: profile.first_name,
-      lastName: profile.last_name,
-      birthDate: profile.birth_date,
-      nationality: profile.nationality,
-      documentType: profile.document_type,
-      documentNumber: profile.document_number,
-      addressCountry: profile.address_country,
-      imageRefs: [profile.document_image_id, profile.selfie_image_id],
-    },
-  );
+  const outcome = await ctx.upstreams.kyc.submit(rowScope(profile), {
+    requestId: requestIdOf(profile),
+    memberRef: externalMemberId,
+    firstName: profile.first_name,
+    lastName: profile.last_name,
+    birthDate: profile.birth_date,
+    nationality: profile.nationality,
+    documentType: profile.document_type,
+    documentNumber: profile.document_number,
+    addressCountry: profile.address_country,
+    imageRefs: [profile.document_image_id, profile.selfie_image_id],
+  });
   return outcome;
 }
 
@@ -72,17 +70,14 @@ export async function runCheck(ctx: ServiceContext, profileId: string, submissio
   const submitted = await submitCheck(ctx, profile, member?.external_member_id ?? '');
   if (submitted.kind !== 'accepted') return unanswered(submitted);
   const providerRef = submitted.providerRef;
-  const verdict = await ctx.upstreams.kyc.verdict(
-    { merchantId: profile.merchant_id, environment: profile.environment },
-    requestIdOf(profile),
-  );
+  const verdict = await ctx.upstreams.kyc.verdict(rowScope(profile), requestIdOf(profile));
   return ctx.db.transaction().execute(async (trx) => {
     const locked = await lockMemberThenProfile(trx, profileId);
     if (!locked) return 'stale';
     if (locked.provider_ref === null && locked.submissions === submission)
       await updateProfile(trx, profileId, { provider_ref: providerRef });
     if (verdict.kind !== 'decided') return verdict.kind === 'pending' ? 'pending' : unanswered(verdict);
-    const now = await ctx.clock.now(trx, { merchantId: locked.merchant_id, environment: locked.environment });
+    const now = await ctx.clock.now(trx, rowScope(locked));
     const applied = await applyReview(
       trx,
       { ...locked, provider_ref: providerRef },

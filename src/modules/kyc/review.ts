@@ -21,6 +21,7 @@ import {
 import { levelOnApproval } from './rules.js';
 import { transition, type KycAction } from './state.js';
 import type { KycReviewSource } from './tables.js';
+import { rowScope } from '../../db/owned-by.js';
 
 /** The profile's event at its status (`kyc.profile.<status>`), in the write's transaction. */
 export async function emitStatus(trx: Db, profile: KycProfile, externalMemberId: string): Promise<void> {
@@ -110,8 +111,7 @@ export async function reviewMember(
 }
 
 async function scopeOfMember(db: Db, memberId: string): Promise<{ merchantId: string; environment: Environment }> {
-  const row = await memberScopeRow(db, memberId);
-  return { merchantId: row.merchant_id, environment: row.environment };
+  return rowScope(await memberScopeRow(db, memberId));
 }
 
 /** The operator's review of one profile of the queue. */
@@ -123,7 +123,7 @@ export async function reviewProfile(
 ): Promise<KycProfile> {
   const profile = await lockMemberThenProfile(trx, profileId);
   if (!profile) throw new ApiError('not_found', 'No such KYC profile.');
-  const now = await ctx.clock.now(trx, { merchantId: profile.merchant_id, environment: profile.environment });
+  const now = await ctx.clock.now(trx, rowScope(profile));
   return (await applyReview(trx, profile, review, 'operator', now))!;
 }
 

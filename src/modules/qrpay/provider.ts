@@ -5,15 +5,13 @@ import type { QrCheckOutcome } from '../../upstreams/qrpay/port.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import { orderCallInFlight } from '../../provider-orders/index.js';
 import type { QrOrderRow } from './tables.js';
+import { rowScope } from '../../db/owned-by.js';
 
 /** How QR pay calls its provider: for whom, under which deadline, and whether a call is still running. */
 
 export const callOf = (
   o: { merchantId: string; environment: Environment } | { merchant_id: string; environment: Environment },
-): CallContext =>
-  'merchantId' in o
-    ? { merchantId: o.merchantId, environment: o.environment }
-    : { merchantId: o.merchant_id, environment: o.environment };
+): CallContext => ('merchantId' in o ? { merchantId: o.merchantId, environment: o.environment } : rowScope(o));
 
 /** Every provider call runs under the configured deadline (see withDeadline). */
 export function safely<T extends CallOutcome | StatusOutcome | QrCheckOutcome>(

@@ -28,6 +28,7 @@ import { applicationTransition, supplementOpen, type ApplicationEvent } from './
 import type { CardApplicationRow } from './tables.js';
 import { enqueueVoidIssuedCard } from './void-issued.js';
 import { statusMove } from '../../../db/status-move.js';
+import { rowScope } from '../../../db/owned-by.js';
 
 /** How long a supplement work order waits for the member's documents (the merchant's clock). */
 export const supplementTtlSeconds = 7 * 24 * 3600;
@@ -84,7 +85,7 @@ export async function decide(
   const verdict = applicationTransition(app.status, event, app.supplement_status === 'pending');
   if (verdict.kind === 'replay') return app;
   if (verdict.kind === 'refuse') throw new ApiError(verdict.code, verdict.reason);
-  const now = await ctx.clock.now(trx, { merchantId: app.merchant_id, environment: app.environment });
+  const now = await ctx.clock.now(trx, rowScope(app));
   // A decision is the issuer's answer: nothing is left to reconcile (and a supplement sent back to review is not
   // re-queried).
   const set: Record<string, unknown> = { ...statusMove(app, verdict.to, now), next_check_at: null };
@@ -139,7 +140,7 @@ export async function supplementSubmitted(
   trx: Transaction<Database>,
   app: CardApplicationRow,
 ): Promise<CardApplicationRow> {
-  const now = await ctx.clock.now(trx, { merchantId: app.merchant_id, environment: app.environment });
+  const now = await ctx.clock.now(trx, rowScope(app));
   const verdict = applicationTransition(app.status, 'supplement_submitted', supplementOpen(app, now));
   if (verdict.kind !== 'move') throw new ApiError('state_invalid', 'No supplement is pending.');
   const updated = await updateApplication(trx, app.id, {

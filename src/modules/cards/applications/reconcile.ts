@@ -28,12 +28,13 @@ import { productBySeq } from '../products/queries.js';
 import { alertWhenStalled, nextCheck, reconcileProcess } from '../shared/reconcile.js';
 import { applicationQueryDecision, applicationResubmitDecision, type ApplicationReconcileDecision } from './state.js';
 import type { CardApplicationRow } from './tables.js';
+import { rowScope } from '../../../db/owned-by.js';
 
 export const applicationReconcileName = 'card.application_reconcile';
 
 /** Asks the issuer about one application and applies the answer (once, under the row's lock). */
 export async function reconcileApplication(ctx: ServiceContext, app: CardApplicationRow, now: Date): Promise<void> {
-  const call = { merchantId: app.merchant_id, environment: app.environment };
+  const call = rowScope(app);
   const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.card.applicationStatus(call, app.id),
   );
@@ -90,7 +91,7 @@ export async function reconcileApplication(ctx: ServiceContext, app: CardApplica
     await alertWhenStalled(
       trx,
       checks,
-      { merchantId: app.merchant_id, environment: app.environment, object: 'card_application', objectId: app.id },
+      { ...rowScope(app), object: 'card_application', objectId: app.id },
       `Card application ${app.id}: the issuer's answer to its submission is still unknown after ${checks} ` +
         `status queries; the opening fee stays frozen.`,
     );

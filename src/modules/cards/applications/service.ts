@@ -26,7 +26,7 @@ import type { Address } from '../shared/tables.js';
 import type { CardApplicationRow } from './tables.js';
 import { applicationView } from './views.js';
 import { cardKycPasses, decide, emitApplication, eventOf } from './decisions.js';
-import { ownerColumns } from '../../../db/owned-by.js';
+import { ownerColumns, rowScope } from '../../../db/owned-by.js';
 
 export const applicationErrors = {
   create: ['invalid_request', 'invalid_fields', 'kyc_required', 'product_not_available', 'insufficient_balance'],
@@ -120,7 +120,7 @@ export async function createApplication(
  */
 export async function submitToIssuer(ctx: ServiceContext, app: CardApplicationRow) {
   const product = (await productBySeq(ctx.db, app.environment, app.product_seq))!;
-  const call = { merchantId: app.merchant_id, environment: app.environment };
+  const call = rowScope(app);
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.card.submitApplication(call, {
       requestId: app.id,
@@ -205,7 +205,7 @@ export async function sandboxAdvance(ctx: ServiceContext, caller: CardCaller, id
   if (!app) throw new ApiError('not_found', 'No such card application.');
   const decideUpstream = ctx.upstreams.card.sandboxDecide;
   if (!decideUpstream) throw new ApiError('state_invalid', 'The card issuer in use has no sandbox decisions.');
-  const call = { merchantId: app.merchant_id, environment: app.environment };
+  const call = rowScope(app);
   // Validate against the state machine before the issuer is asked (a refused move changes nothing there either).
   const pre = applicationTransition(app.status, eventOf[to], app.supplement_status === 'pending');
   if (pre.kind === 'refuse') throw new ApiError(pre.code, pre.reason);

@@ -28,6 +28,7 @@ import {
 import { findCard } from './queries.js';
 import { type Db, type MemberCardCaller } from '../shared/queries.js';
 import { expiryText } from './rules.js';
+import { rowScope } from '../../../db/owned-by.js';
 
 // Plain text (no character `html` escapes), split only to keep the lines short.
 const shownOnceNotice =
@@ -104,7 +105,7 @@ export const cardRevealScreen: HostedScreen = {
   async prepare(ctx, ticket) {
     const card = await cardOf(ctx.db, ticket);
     if (!card) return undefined;
-    const call = { merchantId: card.merchant_id, environment: card.environment };
+    const call = rowScope(card);
     return withDeadline(ctx.config.upstreamCallTimeoutMs, () => ctx.upstreams.card.reveal(call, card.upstream_ref));
   },
   async submit(_ctx, trx, ticket, _fields, _files, now, prepared) {

@@ -25,6 +25,7 @@ import { sha256Hex } from '../../../platform/ids.js';
 import type { CardRow } from './tables.js';
 import { cardView } from './views.js';
 import { statusMove } from '../../../db/status-move.js';
+import { rowScope } from '../../../db/owned-by.js';
 
 export const cardErrors = {
   get: ['not_found'],
@@ -142,7 +143,7 @@ export async function finishActivation(
   elements: { expiry: string; pin: string },
   resumed = false,
 ) {
-  const call = { merchantId: card.merchant_id, environment: card.environment };
+  const call = rowScope(card);
   const ask = () =>
     withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
       ctx.upstreams.card.activate(call, { cardRef: card.upstream_ref, expiry: elements.expiry, pin: elements.pin }),

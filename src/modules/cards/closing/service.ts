@@ -26,6 +26,7 @@ import type { CardRow } from '../cards/tables.js';
 import { replacementRetryDelaySeconds } from '../replacements/executor.js';
 import { failPendingTopUps } from '../topups/dispatch.js';
 import { statusMove } from '../../../db/status-move.js';
+import { rowScope } from '../../../db/owned-by.js';
 
 export const closingErrors = {
   close: ['state_invalid', 'not_found'],
@@ -42,8 +43,6 @@ const batchMax = 100;
 
 export type ClosePrepared =
   { kind: 'answer'; id: string; status: 'closing' | 'closed' } | { kind: 'ask'; card: CardRow };
-
-const callOf = (c: CardRow) => ({ merchantId: c.merchant_id, environment: c.environment });
 
 /** Step 1 of `POST /v1/cards/{id}/close`, committed with the key's claim: the state machine, then `closing` with its
  * event. */
@@ -87,7 +86,7 @@ export async function finishClose(ctx: ServiceContext, card: CardRow) {
 
 function askIssuer(ctx: ServiceContext, card: CardRow) {
   return withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.card.cancelCard(callOf(card), {
+    ctx.upstreams.card.cancelCard(rowScope(card), {
       requestId: `close:${card.id}`,
       cardRef: card.upstream_ref,
       reason: 'closed',
@@ -111,7 +110,7 @@ async function applyCloseAnswer(
     await alertUnknownStatus(ctx, card, 'closing', outcome.status);
   return ctx.db.transaction().execute(async (trx) => {
     const card = await lockCardById(trx, cardId);
-    const now = await ctx.clock.now(trx, callOf(card));
+    const now = await ctx.clock.now(trx, rowScope(card));
     const answer =
       outcome.kind === 'rejected'
         ? 'refused'

@@ -22,6 +22,7 @@ import {
 } from './queries.js';
 import { alertWhenStalled, nextCheck, reconcileProcess } from '../shared/reconcile.js';
 import { rulesCallDecision, rulesQueryDecision, type RulesReconcileDecision } from './state.js';
+import { rowScope } from '../../../db/owned-by.js';
 
 export const rulesReconcileName = 'card.merchant_rules_reconcile';
 
@@ -37,7 +38,7 @@ interface OpenRuleSet {
 
 /** Asks the issuer about one unconfirmed set's request and applies the answer (once, under the row's lock). */
 export async function reconcileRuleSet(ctx: ServiceContext, open: OpenRuleSet, now: Date): Promise<void> {
-  const call = { merchantId: open.merchant_id, environment: open.environment };
+  const call = rowScope(open);
   const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.card.status(call, open.request_id),
   );
@@ -67,7 +68,7 @@ export async function reconcileRuleSet(ctx: ServiceContext, open: OpenRuleSet, n
     await alertWhenStalled(
       trx,
       checks,
-      { merchantId: open.merchant_id, environment: open.environment, object: 'card', objectId: row.card_id },
+      { ...rowScope(open), object: 'card', objectId: row.card_id },
       `Card ${row.card_id}: its merchant rules are still unconfirmed by the issuer after ${checks} status queries.`,
     );
   });

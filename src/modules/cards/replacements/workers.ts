@@ -1,6 +1,7 @@
 import { RetryLater, type JobHandler, type TimedProcess } from '../../../jobs/types.js';
 import { runReplacement } from './executor.js';
 import { dueReplacementIds, nextReplacementRun, openReplacementStatuses, replacementById } from './queries.js';
+import { rowScope } from '../../../db/owned-by.js';
 
 /** Replacements taken per run (a bound on one batch). */
 const executorBatchMax = 100;
@@ -21,7 +22,7 @@ export const replacementJob: JobHandler = async (job, ctx) => {
   const read = () => replacementById(ctx.db, id);
   let row = await read();
   if (!row || !(openReplacementStatuses as readonly string[]).includes(row.status)) return;
-  const scope = { merchantId: row.merchant_id, environment: row.environment };
+  const scope = rowScope(row);
   let now = await ctx.clock.now(ctx.db, scope);
   if (row.next_run_at.getTime() <= now.getTime()) {
     row = (await runReplacement(ctx, id)) ?? (await read());

@@ -20,6 +20,7 @@ import { replacementJobKind } from '../replacements/service.js';
 import { replacementExecutorProcess, replacementJob } from '../replacements/workers.js';
 import { authorizationExpiryProcess } from '../transactions/workers.js';
 import { dueLifecycleScopes, dueReconcileScopes, dueTimedScopes } from '../queries.js';
+import { rowScope } from '../../../db/owned-by.js';
 
 /**
  * A ticker that runs `processes` on each scope's own clock, for the service running on its own
@@ -37,7 +38,7 @@ function scopeTicker(
     intervalMs,
     async run(ctx) {
       for (const s of await dueScopes(ctx.db)) {
-        const scope = { merchantId: s.merchant_id, environment: s.environment };
+        const scope = rowScope(s);
         const now = await ctx.clock.now(ctx.db, scope);
         for (const p of processes) {
           const due = await p.nextDue(ctx.db, scope);

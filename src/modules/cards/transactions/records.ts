@@ -18,6 +18,7 @@ import { cardStopped } from '../cards/state.js';
 import { cardTransactionReferenceType } from './rules.js';
 import { insertTransactionRow } from './queries.js';
 import type { CardReversalReason, CardTransactionRow, CardTransactionType } from './tables.js';
+import { rowScope } from '../../../db/owned-by.js';
 
 /** `card.transaction.<type>`. */
 export const emit = (trx: Transaction<Database>, row: CardTransactionRow) =>
@@ -101,11 +102,7 @@ export function networkOf(ctx: ServiceContext) {
   const send = ctx.upstreams.card.sandboxNetworkMessage;
   if (!send) throw new ApiError('not_found');
   return (card: CardRow, m: Omit<CardNetworkMessage, 'cardRef'>) =>
-    send.call(
-      ctx.upstreams.card,
-      { merchantId: card.merchant_id, environment: card.environment },
-      { ...m, cardRef: card.upstream_ref },
-    );
+    send.call(ctx.upstreams.card, rowScope(card), { ...m, cardRef: card.upstream_ref });
 }
 
 /** The card a message names: the caller's, else not_found. */

@@ -17,11 +17,10 @@ import { entityById, payeeLinkBySeq, recordProviderPayeeRef } from '../payees/qu
 import { decideOnCall } from './state.js';
 import type { PayeeEntityRow } from '../payees/tables.js';
 import type { RemitOrderRow } from './tables.js';
+import { rowScope } from '../../../db/owned-by.js';
 
 /** Delay before a dispatch whose registration got no answer tries again, in milliseconds. */
 export const registrationRetryMs = 5_000;
-
-const callOf = (o: RemitOrderRow) => ({ merchantId: o.merchant_id, environment: o.environment });
 
 /** The provider's reference of the order's payee, registering it first if needed; or why not. */
 async function payeeRefOf(
@@ -32,7 +31,7 @@ async function payeeRefOf(
   if (entity.provider_payee_ref) return { ref: entity.provider_payee_ref };
   const link = await payeeLinkBySeq(ctx.db, BigInt(order.payee_seq));
   const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.remittance.registerPayee(callOf(order), {
+    ctx.upstreams.remittance.registerPayee(rowScope(order), {
       payeeKey: entity.id,
       country: entity.country,
       currency: entity.currency,
@@ -69,7 +68,7 @@ export async function dispatchOrder(ctx: ServiceContext, id: string): Promise<Re
   const claimed = await claimDispatch(ctx, order.id);
   if (!claimed) return findOrder(ctx.db, id);
   const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.remittance.submit(callOf(claimed), {
+    ctx.upstreams.remittance.submit(rowScope(claimed), {
       requestId: claimed.id,
       payeeRef: payee.ref,
       payoutCurrency: claimed.payout_currency,

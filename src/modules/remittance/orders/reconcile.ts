@@ -9,6 +9,7 @@ import { findOrder } from './queries.js';
 import { decideOnQuery, decideOnReturnCheck, isOpen, type Decision } from './state.js';
 import type { RemitOrderRow } from './tables.js';
 import type { Caller } from '../../../platform/caller.js';
+import { rowScope } from '../../../db/owned-by.js';
 
 /** Orders re-queried per pass (bounded batch). */
 export const reconcileBatchMax = 50;
@@ -16,15 +17,13 @@ export const reconcileBatchMax = 50;
 export const reconcileLeaseSeconds = 60;
 export const reconcileJobName = 'remittance.reconcile';
 
-const callOf = (o: RemitOrderRow) => ({ merchantId: o.merchant_id, environment: o.environment });
-
 /** Whether the order's payout call may still be running (its deadline has not passed). */
 const callInFlight = (ctx: ServiceContext, o: RemitOrderRow) => orderCallInFlight(ctx, o, o.dispatch_started_at);
 
 /** What the provider's answer to a status query, asked now, means for an open order (nothing applied). */
 async function queryDecision(ctx: ServiceContext, order: RemitOrderRow): Promise<Decision> {
   const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.remittance.status(callOf(order), order.id),
+    ctx.upstreams.remittance.status(rowScope(order), order.id),
   );
   return decideOnQuery(
     openOrderFacts(ctx, order, order.dispatch_started_at),
@@ -84,10 +83,10 @@ export async function simulateReturn(ctx: ServiceContext, caller: Caller, id: st
     throw new ApiError('state_invalid', `The remittance is ${order.status}; only a completed one can be returned.`);
   const helper = ctx.upstreams.remittance.sandboxReturn;
   if (!helper) throw new ApiError('not_found');
-  const moved = await helper.call(ctx.upstreams.remittance, callOf(order), order.id);
+  const moved = await helper.call(ctx.upstreams.remittance, rowScope(order), order.id);
   if (moved.kind !== 'accepted') throw new ApiError('state_invalid', 'The provider cannot return this payout.');
   const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.remittance.status(callOf(order), order.id),
+    ctx.upstreams.remittance.status(rowScope(order), order.id),
   );
   return applyDecision(ctx, order.id, decideOnReturnCheck(order.status, answer), 'query');
 }

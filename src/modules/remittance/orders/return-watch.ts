@@ -17,6 +17,7 @@ import { returnIn } from './apply.js';
 import { claimReturnCheck, dueReturnChecks, nextReturnCheck, recordReturnCheck, returnCheckDueSql } from './queries.js';
 import { decideOnReturnCheck, nextReturnCheckOffset } from './state.js';
 import type { RemitOrderRow } from './tables.js';
+import { rowScope } from '../../../db/owned-by.js';
 
 /** Orders asked about per run (a bound on one batch). */
 const batchMax = 50;
@@ -51,7 +52,7 @@ async function watch(ctx: ServiceContext, scope?: ClockScope, now?: Date): Promi
 
 async function askAboutReturn(ctx: ServiceContext, order: RemitOrderRow): Promise<void> {
   const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.remittance.status({ merchantId: order.merchant_id, environment: order.environment }, order.id),
+    ctx.upstreams.remittance.status(rowScope(order), order.id),
   );
   const decision = decideOnReturnCheck(order.status, answer);
   await ctx.db.transaction().execute(async (trx) => {
