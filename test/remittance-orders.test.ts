@@ -32,6 +32,9 @@ describe('remittance orders', () => {
     (await client.balances.list({ onBehalfOf: m })).find((b) => b.asset === asset) as any;
   const eventsOf = async (id: string) =>
     (await eventsAbout(service, id, ['type', 'status_version'])).map((e) => `${e.type}@${e.status_version}`);
+  /** The events of an order that was dispatched and then became each of `after`, in turn. */
+  const dispatchedThen = (...after: string[]) =>
+    ['pending', 'processing', ...after].map((status, i) => `remittance.order.${status}@${i + 1}`);
 
   /** A member at KYC level 1 with 1000 USDT and 500 EUR, and a SEPA payee. */
   async function setup(options: { kyc?: number; holder?: [string, string] } = {}) {
@@ -45,6 +48,22 @@ describe('remittance orders', () => {
   }
   const send = (m: string, payee: string, source_asset = 'USDT', source_amount = '100') =>
     client.remittance.create({ payee_id: payee, source_asset, source_amount }, { onBehalfOf: m });
+  const statusOf = async (m: string, id: string) => (await client.remittance.get(id, { onBehalfOf: m })).status;
+  /**
+   * A fresh member (setup()) sends 100 USDT while the provider answers `behavior` and the order's jobs run;
+   * `then` goes on with the member and the order, the provider still answering `behavior`.
+   */
+  const sentUnder = async <T>(
+    behavior: string,
+    then: (sent: { m: string; order: Awaited<ReturnType<typeof send>> }) => Promise<T>,
+  ) => {
+    const { m, payee } = await setup();
+    return withProvider(behavior, async () => {
+      const order = await send(m, payee);
+      await run();
+      return then({ m, order });
+    });
+  };
 
   it(
     "success: freezes amount + fee with the order, converts USDT to EUR in the service's favour, dispatches by " +
@@ -71,11 +90,7 @@ describe('remittance orders', () => {
       usdt = await balance(m, 'USDT');
       assert.equal(usdt.available, '898.416750');
       assert.equal(usdt.frozen, '0.000000');
-      assert.deepEqual(await eventsOf(order.id), [
-        'remittance.order.pending@1',
-        'remittance.order.processing@2',
-        'remittance.order.completed@3',
-      ]);
+      assert.deepEqual(await eventsOf(order.id), dispatchedThen('completed'));
       const entity = await service.ctx.db
         .selectFrom('remit_payees as p')
         .innerJoin('remit_payee_entities as e', 'e.id', 'p.entity_id')
@@ -218,66 +233,51 @@ describe('remittance orders', () => {
   });
 
   it('reject: the order fails and the freeze is released in full', async () => {
-    const { m, payee } = await setup();
-    await withProvider('reject', async () => {
-      const order = await send(m, payee);
-      await run();
+    await sentUnder('reject', async ({ m, order }) => {
       const failed = await client.remittance.get(order.id, { onBehalfOf: m });
       assert.equal(failed.status, 'failed');
       assert.equal(failed.failure_reason, 'upstream_rejected');
       const usdt = await balance(m, 'USDT');
       assert.equal(usdt.available, '1000.000000');
       assert.equal(usdt.frozen, '0.000000');
-      assert.deepEqual(await eventsOf(order.id), [
-        'remittance.order.pending@1',
-        'remittance.order.processing@2',
-        'remittance.order.failed@3',
-      ]);
+      assert.deepEqual(await eventsOf(order.id), dispatchedThen('failed'));
     });
   });
 
-  it('timeout: never refunded on the timeout; reconciliation finds the provider paid and completes', async () => {
-    const { m, payee } = await setup();
-    await withProvider('timeout', async () => {
-      const order = await send(m, payee);
-      await run();
-      const open = await client.remittance.get(order.id, { onBehalfOf: m });
-      assert.equal(open.status, 'processing');
-      assert.equal((await balance(m, 'USDT')).frozen, '101.583250', 'still frozen');
-      await reconcile();
-      assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'completed');
-      assert.equal((await balance(m, 'USDT')).frozen, '0.000000');
-      assert.equal((await balance(m, 'USDT')).available, '898.416750');
-    });
-  });
-
-  it(
-    'unknown: outcome unknown, funds stay frozen; reconciliation learns the provider never received it and ' +
-      'fails the order',
-    async () => {
-      const { m, payee } = await setup();
-      await withProvider('unknown', async () => {
-        const order = await send(m, payee);
-        await run();
-        assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'processing');
-        assert.equal((await balance(m, 'USDT')).frozen, '101.583250');
-        await reconcile();
-        const failed = await client.remittance.get(order.id, { onBehalfOf: m });
-        assert.equal(failed.status, 'failed');
-        assert.equal(failed.failure_reason, 'upstream_not_found');
-        assert.equal((await balance(m, 'USDT')).available, '1000.000000');
-      });
+  // Left processing by the provider's answer, the order waits with its funds frozen until reconciliation asks.
+  const reconciledLater = [
+    {
+      title: 'timeout: never refunded on the timeout; reconciliation finds the provider paid and completes',
+      behavior: 'timeout',
+      reconciled: { status: 'completed', available: '898.416750' },
     },
-  );
+    {
+      title:
+        'unknown: outcome unknown, funds stay frozen; reconciliation learns the provider never received it and ' +
+        'fails the order',
+      behavior: 'unknown',
+      reconciled: { status: 'failed', failureReason: 'upstream_not_found', available: '1000.000000' },
+    },
+  ];
+  for (const { title, behavior, reconciled } of reconciledLater)
+    it(title, async () => {
+      await sentUnder(behavior, async ({ m, order }) => {
+        assert.equal(await statusOf(m, order.id), 'processing');
+        assert.equal((await balance(m, 'USDT')).frozen, '101.583250', 'still frozen');
+        await reconcile();
+        const after = await client.remittance.get(order.id, { onBehalfOf: m });
+        assert.equal(after.status, reconciled.status);
+        if (reconciled.failureReason) assert.equal(after.failure_reason, reconciled.failureReason);
+        const usdt = await balance(m, 'USDT');
+        assert.deepEqual([usdt.available, usdt.frozen], [reconciled.available, '0.000000']);
+      });
+    });
 
   it(
     'an operator resolve asks the provider first: a payout it made is completed whatever the operator asked, ' +
       'never refunded',
     async () => {
-      const { m, payee } = await setup();
-      await withProvider('timeout', async () => {
-        const order = await send(m, payee);
-        await run();
+      await sentUnder('timeout', async ({ m, order }) => {
         assert.equal(
           (await admin(service, 'GET', `/admin/v1/remittances/${order.id}`)).body.internal_status,
           'processing',
@@ -286,14 +286,10 @@ describe('remittance orders', () => {
         const refused = await admin(service, 'POST', `/admin/v1/remittances/${order.id}/resolve`, { status: 'failed' });
         assert.deepEqual([refused.status, refused.body.code], [400, 'state_invalid'], JSON.stringify(refused.body));
         assert.match(refused.body.message, /provider reports the remittance succeeded: it is now completed/);
-        assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'completed');
+        assert.equal(await statusOf(m, order.id), 'completed');
         const usdt = await balance(m, 'USDT');
         assert.deepEqual([usdt.available, usdt.frozen], ['898.416750', '0.000000'], 'paid out, not refunded');
-        assert.deepEqual(await eventsOf(order.id), [
-          'remittance.order.pending@1',
-          'remittance.order.processing@2',
-          'remittance.order.completed@3',
-        ]);
+        assert.deepEqual(await eventsOf(order.id), dispatchedThen('completed'));
         const asked = await admin(service, 'POST', `/admin/v1/remittances/${order.id}/resolve`, {
           status: 'completed',
         });
@@ -306,12 +302,9 @@ describe('remittance orders', () => {
     'unknown_status: suspended (callers see processing) with an operator alert; funds frozen until the ' +
       'operator resolves',
     async () => {
-      const { m, payee } = await setup();
-      await withProvider('unknown_status', async () => {
-        const order = await send(m, payee);
-        await run();
+      await sentUnder('unknown_status', async ({ m, order }) => {
         await reconcile();
-        assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'processing');
+        assert.equal(await statusOf(m, order.id), 'processing');
         const op = await admin(service, 'GET', `/admin/v1/remittances/${order.id}`);
         assert.equal(op.body.internal_status, 'suspended');
         assert.equal(op.body.provider_status, 'SANDBOX_UNKNOWN_STATUS');
@@ -323,11 +316,7 @@ describe('remittance orders', () => {
         });
         assert.equal(resolved.body.status, 'completed');
         assert.equal((await balance(m, 'USDT')).frozen, '0.000000');
-        assert.deepEqual(await eventsOf(order.id), [
-          'remittance.order.pending@1',
-          'remittance.order.processing@2',
-          'remittance.order.completed@3',
-        ]);
+        assert.deepEqual(await eventsOf(order.id), dispatchedThen('completed'));
       });
     },
   );
@@ -342,12 +331,7 @@ describe('remittance orders', () => {
     assert.equal(returned.status_version, 4);
     const usdt = await balance(m, 'USDT');
     assert.equal(usdt.available, '998.416750');
-    assert.deepEqual(await eventsOf(order.id), [
-      'remittance.order.pending@1',
-      'remittance.order.processing@2',
-      'remittance.order.completed@3',
-      'remittance.order.returned@4',
-    ]);
+    assert.deepEqual(await eventsOf(order.id), dispatchedThen('completed', 'returned'));
     const again = await client.remittance.sandboxReturn(order.id.slice(4));
     assert.equal(again.status, 'returned');
     assert.equal((await balance(m, 'USDT')).available, '998.416750', 'once');
@@ -361,9 +345,9 @@ describe('remittance orders', () => {
       const returnOf = (id: string) => client.remittance.sandboxReturn(id);
       const pending = await send(m, payee, 'EUR', '20');
       await expectCode(returnOf(pending.id), 'state_invalid', 400);
-      assert.equal((await client.remittance.get(pending.id, { onBehalfOf: m })).status, 'pending');
+      assert.equal(await statusOf(m, pending.id), 'pending');
       await run();
-      assert.equal((await client.remittance.get(pending.id, { onBehalfOf: m })).status, 'completed');
+      assert.equal(await statusOf(m, pending.id), 'completed');
       const refusedResolve = await admin(service, 'POST', `/admin/v1/remittances/${pending.id}/resolve`, {
         status: 'failed',
       });
@@ -377,7 +361,7 @@ describe('remittance orders', () => {
         await run();
         return sent;
       });
-      assert.equal((await client.remittance.get(failed.id, { onBehalfOf: m })).status, 'failed');
+      assert.equal(await statusOf(m, failed.id), 'failed');
       const before = await balance(m, 'EUR');
       await expectCode(returnOf(failed.id), 'state_invalid', 400);
       const revived = await admin(service, 'POST', `/admin/v1/remittances/${failed.id}/resolve`, {
@@ -395,16 +379,8 @@ describe('remittance orders', () => {
         '478.90',
         '500 less the completed 20 + 1.10 fee; the failed order gave everything back',
       );
-      assert.deepEqual(await eventsOf(failed.id), [
-        'remittance.order.pending@1',
-        'remittance.order.processing@2',
-        'remittance.order.failed@3',
-      ]);
-      assert.deepEqual(await eventsOf(pending.id), [
-        'remittance.order.pending@1',
-        'remittance.order.processing@2',
-        'remittance.order.completed@3',
-      ]);
+      assert.deepEqual(await eventsOf(failed.id), dispatchedThen('failed'));
+      assert.deepEqual(await eventsOf(pending.id), dispatchedThen('completed'));
     },
   );
 
@@ -421,8 +397,7 @@ describe('remittance orders', () => {
         const returnedLater = await send(m, payee);
         const neverReturned = await send(m, payee);
         await run();
-        for (const o of [returnedLater, neverReturned])
-          assert.equal((await client.remittance.get(o.id, { onBehalfOf: m })).status, 'completed');
+        for (const o of [returnedLater, neverReturned]) assert.equal(await statusOf(m, o.id), 'completed');
         const watchOf = (id: string) =>
           service.ctx.db
             .selectFrom('remit_orders')
@@ -448,21 +423,12 @@ describe('remittance orders', () => {
           'accepted',
         );
         await client.sandbox.advanceClock(3_599);
-        assert.equal(
-          (await client.remittance.get(returnedLater.id, { onBehalfOf: m })).status,
-          'completed',
-          'not asked before the hour',
-        );
+        assert.equal(await statusOf(m, returnedLater.id), 'completed', 'not asked before the hour');
         await client.sandbox.advanceClock(1);
         const returned = await client.remittance.get(returnedLater.id, { onBehalfOf: m });
         assert.equal(returned.status, 'returned');
         assert.equal(returned.status_version, 4);
-        assert.deepEqual(await eventsOf(returnedLater.id), [
-          'remittance.order.pending@1',
-          'remittance.order.processing@2',
-          'remittance.order.completed@3',
-          'remittance.order.returned@4',
-        ]);
+        assert.deepEqual(await eventsOf(returnedLater.id), dispatchedThen('completed', 'returned'));
         assert.equal(
           (await balance(m, 'USDT')).available,
           '896.833500',
@@ -477,7 +443,7 @@ describe('remittance orders', () => {
         const done = await watchOf(neverReturned.id);
         assert.equal(done.return_checks, 6);
         assert.equal(done.return_check_at, null);
-        assert.equal((await client.remittance.get(neverReturned.id, { onBehalfOf: m })).status, 'completed');
+        assert.equal(await statusOf(m, neverReturned.id), 'completed');
         await expectLedgerClean(service);
       } finally {
         client = saved;
@@ -492,7 +458,7 @@ describe('remittance orders', () => {
     const provider = service.ctx.upstreams.remittance;
     await provider.sandboxReturn!.call(provider, { merchantId, environment: 'sandbox' }, order.id);
     await reconcile();
-    assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'completed', 'not due yet');
+    assert.equal(await statusOf(m, order.id), 'completed', 'not due yet');
     // Due now (as an hour after completion would be), on the real clock of a merchant never advanced.
     await service.ctx.db
       .updateTable('remit_orders')
@@ -500,7 +466,7 @@ describe('remittance orders', () => {
       .where('id', '=', order.id)
       .execute();
     await reconcile();
-    assert.equal((await client.remittance.get(order.id, { onBehalfOf: m })).status, 'returned');
+    assert.equal(await statusOf(m, order.id), 'returned');
   });
 
   it("one order's failed return check does not hold back the others of its run", async () => {
