@@ -1,12 +1,10 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { useBrowser } from './support/browser.js';
+import { screenshotsIn, useBrowser } from './support/browser.js';
 import { payNow } from './support/emv.js';
 import { testHostedScreenKey } from './support/hosted.js';
 import { admin, useTestService, instantUpstreams } from './support/service.js';
@@ -21,8 +19,7 @@ import { sepaPayee, shipping } from './support/fixtures.js';
  * (wide and phone width) go to CONSOLE_SCREENSHOTS_DIR or /tmp/console-shots2.
  */
 
-const shots = process.env.CONSOLE_SCREENSHOTS_DIR ?? '/tmp/console-shots2';
-mkdirSync(shots, { recursive: true });
+const shot = screenshotsIn(process.env.CONSOLE_SCREENSHOTS_DIR ?? '/tmp/console-shots2');
 const browser = useBrowser();
 let service: RunningService;
 let merchantId: string;
@@ -288,7 +285,7 @@ test('the new pages in a browser: keyboard, labels, phone width; screenshots', a
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
         assert.ok(overflow <= 1, `${list} fits a phone (${overflow}px over)`);
       }
-      await page.screenshot({ path: join(shots, `${list}-${width}.png`), fullPage: true });
+      await shot(page, `${list}-${width}`);
       if (detail && !detail.endsWith('/')) {
         await page.goto(`${service.publicUrl}/console/sandbox${detail}`);
         assert.ok(await page.getByRole('heading', { name: 'State history' }).isVisible(), `${detail}: the history`);
@@ -298,7 +295,7 @@ test('the new pages in a browser: keyboard, labels, phone width; screenshots', a
           await page.getByRole('table', { name: caption }).isVisible(),
           `${detail}: the ${caption} table by its caption`,
         );
-        await page.screenshot({ path: join(shots, `${list}-detail-${width}.png`), fullPage: true });
+        await shot(page, `${list}-detail-${width}`);
       }
     }
     // The helpers page by keyboard: labels reach the fields, the form posts.
@@ -315,7 +312,7 @@ test('the new pages in a browser: keyboard, labels, phone width; screenshots', a
       await page.waitForLoadState();
       await page.getByRole('alert').waitFor({ timeout: 5000 });
       assert.match(await page.getByRole('alert').innerText(), /no KYC profile/, "the area's refusal shows as an alert");
-      await page.screenshot({ path: join(shots, `helpers-problem-${width}.png`), fullPage: true });
+      await shot(page, `helpers-problem-${width}`);
     }
     await context.close();
   }

@@ -1,11 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { useBrowser } from './support/browser.js';
+import { screenshotsIn, useBrowser } from './support/browser.js';
 import { testHostedScreenKey } from './support/hosted.js';
 import { consolePassword, inviteConsoleUser, authenticatorSecret } from './support/console.js';
 import { stepAt, totpCode } from '../src/console/totp.js';
@@ -21,8 +19,7 @@ import { startReceiver } from './support/webhook-receiver.js';
  * (default /tmp/console-shots) for a person to look at; none is committed.
  */
 
-const shots = process.env.CONSOLE_SCREENSHOTS_DIR ?? '/tmp/console-shots';
-mkdirSync(shots, { recursive: true });
+const shot = screenshotsIn(process.env.CONSOLE_SCREENSHOTS_DIR ?? '/tmp/console-shots');
 const browser = useBrowser();
 let service: RunningService;
 let merchantId: string;
@@ -35,26 +32,6 @@ useTestService(
   },
   (s) => ({ service, merchantId, client } = s),
 );
-
-/**
- * A screenshot for people to look at, not an assertion: Chromium sometimes answers "Unable to
- * capture screenshot" on a loaded machine (failed once in CI at the first page of a new phone-width
- * context), so it is tried twice and then only reported.
- */
-async function shot(page: Page, name: string): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
-      return;
-    } catch (err) {
-      if (attempt >= 2) {
-        console.log(`# screenshot ${name} not taken: ${(err as Error).message.split('\n')[0]}`);
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-}
 
 async function newContext(width = 1200): Promise<BrowserContext> {
   return (await browser()).newContext({ viewport: { width, height: 900 }, javaScriptEnabled: false });
@@ -218,44 +195,44 @@ test(
 test('webhooks: add an endpoint (secret once), a delivery fails, redelivered from the log it is sent', async () => {
   let answer = 500;
   const receiver = await startReceiver(() => answer);
-  const context = await newContext();
   try {
-    const page = await signIn(context, 'hooks@kopi.example', 'developer');
-    await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
-    await page.getByLabel('Endpoint URL').fill(receiver.url());
-    await page.getByLabel('Event types').fill('deposit.credited');
-    await page.getByRole('button', { name: 'Add endpoint' }).click();
-    assert.match(await page.locator('#new-webhook-secret').innerText(), /^whsec_/);
-    await shot(page, '09-webhooks');
+    await inContext(async (context) => {
+      const page = await signIn(context, 'hooks@kopi.example', 'developer');
+      await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
+      await page.getByLabel('Endpoint URL').fill(receiver.url());
+      await page.getByLabel('Event types').fill('deposit.credited');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      assert.match(await page.locator('#new-webhook-secret').innerText(), /^whsec_/);
+      await shot(page, '09-webhooks');
 
-    await fundedMember(client, '10', 'USDT', { external: 'hook-member' });
-    await service.workers.tick();
-    await service.workers.jobs.drain();
-    assert.equal(receiver.received.length, 1);
-    // the retries (a minute apart: none falls due on real time) run: the delivery is dead
-    await client.sandbox.advanceClock(200);
-    await page.getByRole('link', { name: 'Webhook deliveries' }).click();
-    await page.getByLabel('Status').selectOption('dead');
-    await page.getByRole('button', { name: 'Filter' }).click();
-    const log = page.getByRole('table', { name: 'Deliveries, newest first' });
-    assert.match(await log.innerText(), /deposit\.credited/);
-    assert.match(await log.innerText(), /failed \(HTTP 500\)/);
-    await shot(page, '10-deliveries-dead');
+      await fundedMember(client, '10', 'USDT', { external: 'hook-member' });
+      await service.workers.tick();
+      await service.workers.jobs.drain();
+      assert.equal(receiver.received.length, 1);
+      // the retries (a minute apart: none falls due on real time) run: the delivery is dead
+      await client.sandbox.advanceClock(200);
+      await page.getByRole('link', { name: 'Webhook deliveries' }).click();
+      await page.getByLabel('Status').selectOption('dead');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      const log = page.getByRole('table', { name: 'Deliveries, newest first' });
+      assert.match(await log.innerText(), /deposit\.credited/);
+      assert.match(await log.innerText(), /failed \(HTTP 500\)/);
+      await shot(page, '10-deliveries-dead');
 
-    answer = 200;
-    await log.getByRole('button', { name: 'Redeliver' }).click();
-    assert.match(await page.getByRole('status').innerText(), /queued again/);
-    await service.workers.jobs.drain();
-    await page.goto(`${service.publicUrl}/console/sandbox/deliveries?status=sent`);
-    assert.match(await page.getByRole('table', { name: 'Deliveries, newest first' }).innerText(), /sent/);
-    assert.equal(receiver.received.length, 5);
-    await shot(page, '11-deliveries-sent');
+      answer = 200;
+      await log.getByRole('button', { name: 'Redeliver' }).click();
+      assert.match(await page.getByRole('status').innerText(), /queued again/);
+      await service.workers.jobs.drain();
+      await page.goto(`${service.publicUrl}/console/sandbox/deliveries?status=sent`);
+      assert.match(await page.getByRole('table', { name: 'Deliveries, newest first' }).innerText(), /sent/);
+      assert.equal(receiver.received.length, 5);
+      await shot(page, '11-deliveries-sent');
 
-    await page.getByRole('link', { name: 'API calls' }).click();
-    assert.match(await page.getByRole('table', { name: 'API calls' }).innerText(), /POST \/v1\/deposits/);
-    await shot(page, '12-api-log');
+      await page.getByRole('link', { name: 'API calls' }).click();
+      assert.match(await page.getByRole('table', { name: 'API calls' }).innerText(), /POST \/v1\/deposits/);
+      await shot(page, '12-api-log');
+    });
   } finally {
-    await context.close();
     await receiver.close();
   }
 });
@@ -268,8 +245,7 @@ test(
       { asset: 'USDT', network: 'TRON', address: TRON, amount: '40' },
       { onBehalfOf: 'wd-member' },
     );
-    const context = await newContext();
-    try {
+    await inContext(async (context) => {
       const page = await signIn(context, 'money@kopi.example', 'owner');
       await page.getByRole('link', { name: 'Withdrawals' }).click();
       const row = page.getByRole('row').filter({ hasText: w.id });
@@ -318,9 +294,7 @@ test(
       assert.match(audit, /sandbox\.clock_advance/);
       assert.match(audit, /dev@kopi\.example\s+api_key\.allowlist/);
       await shot(page, '18-audit');
-    } finally {
-      await context.close();
-    }
+    });
   },
 );
 
@@ -330,8 +304,7 @@ test('a viewer sees no change controls and a change it posts anyway is refused',
     { asset: 'USDT', network: 'TRON', address: TRON, amount: '5' },
     { onBehalfOf: 'viewer-member' },
   );
-  const context = await newContext();
-  try {
+  await inContext(async (context) => {
     const page = await signIn(context, 'viewer@kopi.example', 'viewer');
     await page.getByRole('link', { name: 'Withdrawals' }).click();
     assert.equal(await page.getByRole('link', { name: 'Confirm payout' }).count(), 0);
@@ -350,9 +323,7 @@ test('a viewer sees no change controls and a change it posts anyway is refused',
     assert.equal((await client.withdrawals.get(w.id)).status, 'locked');
     await page.setContent(await res.text());
     await shot(page, '19-viewer-refused');
-  } finally {
-    await context.close();
-  }
+  });
 });
 
 test('phone width: the navigation wraps above the content, tables scroll in their box', async () => {

@@ -1,13 +1,12 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { useBrowser } from './support/browser.js';
+import { screenshotsIn, useBrowser } from './support/browser.js';
 import { testHostedScreenKey } from './support/hosted.js';
 import { admin, createKey, createMerchant, useTestService, keyClient } from './support/service.js';
 import { signedInConsole } from './support/console.js';
@@ -21,8 +20,7 @@ import { TRON } from './support/fixtures.js';
  * critical or serious violation. Screenshots go to CONSOLE_SCREENSHOTS_DIR or /tmp/console-layout.
  */
 
-const shots = process.env.CONSOLE_SCREENSHOTS_DIR ?? '/tmp/console-layout';
-mkdirSync(shots, { recursive: true });
+const shot = screenshotsIn(process.env.CONSOLE_SCREENSHOTS_DIR ?? '/tmp/console-layout');
 const browser = useBrowser();
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 let service: RunningService;
@@ -120,6 +118,16 @@ async function ownerContext(width: number, opts: { js?: boolean } = {}): Promise
   return context;
 }
 
+/** Runs `use` on a page of a new owner's context `width` px wide, closing the context afterwards. */
+async function asOwner(width: number, use: (page: Page) => Promise<void>, opts: { js?: boolean } = {}) {
+  const context = await ownerContext(width, opts);
+  try {
+    await use(await context.newPage());
+  } finally {
+    await context.close();
+  }
+}
+
 const url = (path: string) => `${service.publicUrl}/console/sandbox${path}`;
 
 /** What overflows: the page, a table box, or a status/action cell outside the viewport or its box. */
@@ -161,10 +169,7 @@ test(
         await page.goto(url(path));
         assert.equal(await page.locator('h1').count(), 1, path);
         problems.push(...(await overflowAt(page)).map((p) => `${path || '/'}: ${p}`));
-        await page.screenshot({
-          path: join(shots, `1280${path.replace('/', '-') || '-balances'}.png`),
-          fullPage: true,
-        });
+        await shot(page, `1280${path.replace('/', '-') || '-balances'}`);
       }
       // Lists show short ids (prefix and the last characters); the whole id is on the detail page, selectable in one
       // go.
@@ -198,7 +203,7 @@ test(
             '/tools',
           ].includes(path)
         ) {
-          await small.screenshot({ path: join(shots, `390${path.replace('/', '-')}.png`), fullPage: true });
+          await shot(small, `390${path.replace('/', '-')}`);
         }
       }
       // Detail pages too: a withdrawal (ids whole), an event (its webhook body wraps).
@@ -236,9 +241,7 @@ test(
 test(
   'every irreversible action asks first, naming the object and the money; ' + 'the message after it names the object',
   async () => {
-    const context = await ownerContext(1280);
-    try {
-      const page = await context.newPage();
+    await asOwner(1280, async (page) => {
       const w = withdrawals[0]!;
       const short = `wdr_…${w.slice(-6)}`;
       // Fail a withdrawal: one click shows a question, nothing changes; the second fails it.
@@ -247,7 +250,7 @@ test(
       assert.equal(await page.locator('h1').innerText(), 'Fail the withdrawal?');
       assert.match(await page.locator('main').innerText(), new RegExp(`Fail withdrawal ${short} for 20\\.0+ USDT\\?`));
       assert.equal((await client.withdrawals.get(w)).status, 'locked', 'asking changed nothing');
-      await page.screenshot({ path: join(shots, 'confirm-fail.png') });
+      await shot(page, 'confirm-fail', { fullPage: false });
       await page.getByRole('button', { name: /^Yes, fail it and return 20\.0+ USDT$/ }).click();
       assert.match(
         await page.getByRole('status').innerText(),
@@ -333,9 +336,7 @@ test(
           `The endpoint ${endpointId.slice(0, endpointId.indexOf('_') + 1)}…${endpointId.slice(-6)} is deleted`,
         ),
       );
-    } finally {
-      await context.close();
-    }
+    });
   },
 );
 
@@ -343,9 +344,7 @@ test(
   'the create form previews the allow-list: the meaning of each entry, and a key with entries that can never ' +
     'match is not made without "Save anyway"',
   async () => {
-    const context = await ownerContext(1280);
-    try {
-      const page = await context.newPage();
+    await asOwner(1280, async (page) => {
       await page.goto(url('/keys'));
       const before = (
         await service.ctx.db.selectFrom('api_keys').select('id').where('merchant_id', '=', merchantId).execute()
@@ -375,9 +374,7 @@ test(
       );
       await page.getByRole('button', { name: 'Save anyway' }).click();
       assert.match(await page.locator('.secret').innerText(), /shown only once/);
-    } finally {
-      await context.close();
-    }
+    });
   },
 );
 
@@ -385,9 +382,7 @@ test(
   'sandbox pages say which clock their times are on: the banner, real-time columns marked, both clocks on the ' +
     'tools page once they differ',
   async () => {
-    const context = await ownerContext(1280);
-    try {
-      const page = await context.newPage();
+    await asOwner(1280, async (page) => {
       await page.goto(url('/api-log'));
       assert.match(
         await page.getByRole('banner').innerText(),
@@ -413,50 +408,48 @@ test(
         /real time|sandbox clock/,
         'production has one clock',
       );
-    } finally {
-      await context.close();
-    }
+    });
   },
 );
 
 test('axe-core: no critical or serious violation on any console page', async () => {
-  const context = await ownerContext(1280, { js: true });
-  try {
-    const page = await context.newPage();
-    const found: string[] = [];
-    // Every page of the navigation, plus a detail page and a confirmation page.
-    for (const path of [
-      ...listPages,
-      '/branding',
-      '/account',
-      `/keys/${keyId}`,
-      `/withdrawals/${withdrawals[2]}/fail`,
-    ]) {
-      await page.goto(url(path));
-      await page.addScriptTag({ content: axeSource });
-      const result = await page.evaluate(async () => {
-        const axe = (
-          globalThis as unknown as {
-            axe: {
-              run(
-                ctx: Document,
-                o: object,
-              ): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }>;
-            };
-          }
-        ).axe;
-        return (await axe.run(document, { resultTypes: ['violations'] })).violations.map((v) => ({
-          id: v.id,
-          impact: v.impact,
-          count: v.nodes.length,
-        }));
-      });
-      for (const v of result)
-        if (v.impact === 'critical' || v.impact === 'serious' || v.id === 'region')
-          found.push(`${path || '/'}: ${v.id} (${v.impact}, ${v.count})`);
-    }
-    assert.deepEqual(found, []);
-  } finally {
-    await context.close();
-  }
+  await asOwner(
+    1280,
+    async (page) => {
+      const found: string[] = [];
+      // Every page of the navigation, plus a detail page and a confirmation page.
+      for (const path of [
+        ...listPages,
+        '/branding',
+        '/account',
+        `/keys/${keyId}`,
+        `/withdrawals/${withdrawals[2]}/fail`,
+      ]) {
+        await page.goto(url(path));
+        await page.addScriptTag({ content: axeSource });
+        const result = await page.evaluate(async () => {
+          const axe = (
+            globalThis as unknown as {
+              axe: {
+                run(
+                  ctx: Document,
+                  o: object,
+                ): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }>;
+              };
+            }
+          ).axe;
+          return (await axe.run(document, { resultTypes: ['violations'] })).violations.map((v) => ({
+            id: v.id,
+            impact: v.impact,
+            count: v.nodes.length,
+          }));
+        });
+        for (const v of result)
+          if (v.impact === 'critical' || v.impact === 'serious' || v.id === 'region')
+            found.push(`${path || '/'}: ${v.id} (${v.impact}, ${v.count})`);
+      }
+      assert.deepEqual(found, []);
+    },
+    { js: true },
+  );
 });

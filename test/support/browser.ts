@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -133,6 +133,32 @@ export function useBrowser(): () => Promise<Browser> {
     if (launched) await closeBrowser(await launched.catch(() => undefined));
   });
   return () => (launched ??= launchBrowser());
+}
+
+/**
+ * Screenshots into `dir` (made if missing) for a person to look at: `shot(page, name)` writes `<dir>/<name>.png`
+ * of the whole page (of the viewport with `{ fullPage: false }`). Not an assertion: Chromium sometimes answers "Unable to capture screenshot" on a loaded
+ * machine (failed once in CI at the first page of a new phone-width context), so a shot is tried twice and then
+ * only reported.
+ */
+export function screenshotsIn(
+  dir: string,
+): (page: Page, name: string, options?: { fullPage?: boolean }) => Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  return async (page, name, { fullPage = true } = {}) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await page.screenshot({ path: join(dir, `${name}.png`), fullPage });
+        return;
+      } catch (err) {
+        if (attempt >= 2) {
+          console.log(`# screenshot ${name} not taken: ${(err as Error).message.split('\n')[0]}`);
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
+  };
 }
 
 /** Attaches a valid photo of the document and of the face to the open hosted screen's form (KYC, card supplement). */
