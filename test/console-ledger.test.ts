@@ -17,17 +17,26 @@ describe('console: money over time', () => {
   let merchantId: string;
   useTestService({}, (s) => ({ service, client, merchantId } = s));
 
-  it('shows the balances as of a date, and adds and removes a monitor', async () => {
-    const { jar } = await signedInConsole(service, merchantId, `o-${randomUUID().slice(0, 6)}@example.com`, 'owner');
-    const before = new Date(Date.now() - 1000).toISOString().slice(0, 19);
-    await new Promise((r) => setTimeout(r, 1100));
-    await client.members.create({ external_member_id: 'cl-1' });
-    await client.deposits.create({
-      member_id: 'cl-1',
+  /** A new console user with `role`, signed in: their cookie jar. */
+  const consoleAs = async (role: 'owner' | 'developer' | 'viewer') =>
+    (await signedInConsole(service, merchantId, `${role}-${randomUUID().slice(0, 6)}@example.com`, role)).jar;
+
+  /** A new member `external` with a deposit of `amount` USDT: the deposit. */
+  async function depositFor(external: string, amount: string) {
+    await client.members.create({ external_member_id: external });
+    return client.deposits.create({
+      member_id: external,
       asset: 'USDT',
-      amount: '42',
+      amount,
       tx_hash: `0x${randomUUID().replaceAll('-', '')}`,
     });
+  }
+
+  it('shows the balances as of a date, and adds and removes a monitor', async () => {
+    const jar = await consoleAs('owner');
+    const before = new Date(Date.now() - 1000).toISOString().slice(0, 19);
+    await new Promise((r) => setTimeout(r, 1100));
+    await depositFor('cl-1', '42');
     const now = await jar.request('GET', '/console/sandbox');
     assert.equal(now.status, 200);
     assert.match(now.body, /42\.000000/);
@@ -70,12 +79,7 @@ describe('console: money over time', () => {
     });
     assert.equal(removed.status, 303);
     for await (const x of client.balanceMonitors.list()) assert.fail(`still there: ${x.id}`);
-    const { jar: viewer } = await signedInConsole(
-      service,
-      merchantId,
-      `v-${randomUUID().slice(0, 6)}@example.com`,
-      'viewer',
-    );
+    const viewer = await consoleAs('viewer');
     const refused = await viewer.submit(
       '/console/sandbox/balance-monitors',
       { balance: 'custody', asset: 'USDT', below: '1' },
@@ -85,19 +89,8 @@ describe('console: money over time', () => {
   });
 
   it('lists the journal with its filters', async () => {
-    const { jar } = await signedInConsole(
-      service,
-      merchantId,
-      `l-${randomUUID().slice(0, 6)}@example.com`,
-      'developer',
-    );
-    await client.members.create({ external_member_id: 'cl-2' });
-    const dep = await client.deposits.create({
-      member_id: 'cl-2',
-      asset: 'USDT',
-      amount: '7',
-      tx_hash: `0x${randomUUID().replaceAll('-', '')}`,
-    });
+    const jar = await consoleAs('developer');
+    const dep = await depositFor('cl-2', '7');
     const page = await jar.request('GET', '/console/sandbox/ledger');
     assert.equal(page.status, 200);
     assert.match(page.body, new RegExp(dep.id));
@@ -109,12 +102,7 @@ describe('console: money over time', () => {
   });
 
   it('requests an export, shows its progress and downloads it', async () => {
-    const { jar } = await signedInConsole(
-      service,
-      merchantId,
-      `e-${randomUUID().slice(0, 6)}@example.com`,
-      'developer',
-    );
+    const jar = await consoleAs('developer');
     const csrf = await jar.csrfOf('/console/sandbox/exports');
     const day = (d: number) => new Date(Date.now() + d * 86_400_000).toISOString().slice(0, 10);
     const requested = await jar.request('POST', '/console/sandbox/exports', {
