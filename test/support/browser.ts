@@ -145,7 +145,7 @@ export function screenshotsIn(
   dir: string,
 ): (page: Page, name: string, options?: { fullPage?: boolean }) => Promise<void> {
   mkdirSync(dir, { recursive: true });
-  return async (page, name, { fullPage = true } = {}) => {
+  return async (page: Page, name: string, { fullPage = true }: { fullPage?: boolean } = {}): Promise<void> => {
     for (let attempt = 1; ; attempt++) {
       try {
         await page.screenshot({ path: join(dir, `${name}.png`), fullPage });
