@@ -48,6 +48,12 @@ describe('remittance orders', () => {
   }
   const send = (m: string, payee: string, source_asset = 'USDT', source_amount = '100') =>
     client.remittance.create({ payee_id: payee, source_asset, source_amount }, { onBehalfOf: m });
+  /** The operator resolves order `id` to `status` and is refused with 400 `state_invalid`: the answer's body. */
+  const resolveRefused = async (id: string, status: string, why: string) => {
+    const r = await admin(service, 'POST', `/admin/v1/remittances/${id}/resolve`, { status });
+    assert.deepEqual([r.status, r.body.code], [400, 'state_invalid'], `${why}: ${JSON.stringify(r.body)}`);
+    return r.body;
+  };
   const statusOf = async (m: string, id: string) => (await client.remittance.get(id, { onBehalfOf: m })).status;
   /**
    * A fresh member (setup()) sends 100 USDT while the provider answers `behavior` and the order's jobs run;
@@ -283,9 +289,8 @@ describe('remittance orders', () => {
           'processing',
         );
         // The operator would fail it; the provider paid it out: the provider's outcome is applied.
-        const refused = await admin(service, 'POST', `/admin/v1/remittances/${order.id}/resolve`, { status: 'failed' });
-        assert.deepEqual([refused.status, refused.body.code], [400, 'state_invalid'], JSON.stringify(refused.body));
-        assert.match(refused.body.message, /provider reports the remittance succeeded: it is now completed/);
+        const refused = await resolveRefused(order.id, 'failed', 'the provider paid it out');
+        assert.match(refused.message, /provider reports the remittance succeeded: it is now completed/);
         assert.equal(await statusOf(m, order.id), 'completed');
         const usdt = await balance(m, 'USDT');
         assert.deepEqual([usdt.available, usdt.frozen], ['898.416750', '0.000000'], 'paid out, not refunded');
@@ -348,14 +353,7 @@ describe('remittance orders', () => {
       assert.equal(await statusOf(m, pending.id), 'pending');
       await run();
       assert.equal(await statusOf(m, pending.id), 'completed');
-      const refusedResolve = await admin(service, 'POST', `/admin/v1/remittances/${pending.id}/resolve`, {
-        status: 'failed',
-      });
-      assert.deepEqual(
-        [refusedResolve.status, refusedResolve.body.code],
-        [400, 'state_invalid'],
-        'a completed order is not failed afterwards',
-      );
+      await resolveRefused(pending.id, 'failed', 'a completed order is not failed afterwards');
       const failed = await withProvider('reject', async () => {
         const sent = await send(m, payee, 'EUR', '30');
         await run();
@@ -364,14 +362,7 @@ describe('remittance orders', () => {
       assert.equal(await statusOf(m, failed.id), 'failed');
       const before = await balance(m, 'EUR');
       await expectCode(returnOf(failed.id), 'state_invalid', 400);
-      const revived = await admin(service, 'POST', `/admin/v1/remittances/${failed.id}/resolve`, {
-        status: 'completed',
-      });
-      assert.deepEqual(
-        [revived.status, revived.body.code],
-        [400, 'state_invalid'],
-        'a failed order is not completed afterwards',
-      );
+      await resolveRefused(failed.id, 'completed', 'a failed order is not completed afterwards');
       assert.deepEqual(await balance(m, 'EUR'), before, 'nothing posted by a refused move');
       assert.equal(before.frozen, '0.00');
       assert.equal(
