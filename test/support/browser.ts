@@ -137,9 +137,9 @@ export function useBrowser(): () => Promise<Browser> {
 
 /**
  * Screenshots into `dir` (made if missing) for a person to look at: `shot(page, name)` writes `<dir>/<name>.png`
- * of the whole page (of the viewport with `{ fullPage: false }`). Not an assertion: Chromium sometimes answers "Unable to capture screenshot" on a loaded
- * machine (failed once in CI at the first page of a new phone-width context), so a shot is tried twice and then
- * only reported.
+ * of the whole page (of the viewport with `{ fullPage: false }`). Not an assertion: Chromium sometimes answers
+ * "Unable to capture screenshot" on a loaded machine (failed once in CI at the first page of a new phone-width
+ * context), so a shot is tried twice and then only reported.
  */
 export function screenshotsIn(
   dir: string,
