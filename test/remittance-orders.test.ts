@@ -12,7 +12,7 @@ import { admin, newMerchantClient, useTestService, expectLedgerClean, instantUps
 import { expectCode } from './support/expect.js';
 import { returnWatchTicker } from '../src/modules/remittance/orders/return-watch.js';
 import { payeeIdsOf } from '../src/modules/remittance/payees/queries.js';
-import { sepaPayee, eventsAbout, kycMember, withUpstream } from './support/fixtures.js';
+import { sepaPayee, eventsAbout, kycMember, rowById, withUpstream } from './support/fixtures.js';
 
 describe('remittance orders', () => {
   let service: RunningService;
@@ -494,14 +494,7 @@ describe('remittance orders', () => {
     } finally {
       provider.status = status;
     }
-    const checksOf = async (id: string) =>
-      (
-        await service.ctx.db
-          .selectFrom('remit_orders')
-          .select('return_checks')
-          .where('id', '=', id)
-          .executeTakeFirstOrThrow()
-      ).return_checks;
+    const checksOf = async (id: string) => (await rowById(service, 'remit_orders', id)).return_checks;
     assert.equal(await checksOf(other.id), 1, 'the other order was asked');
     for (const o of failing) assert.equal(await checksOf(o.id), 0, 'a failing one is asked again when its claim ends');
   });
