@@ -8,7 +8,7 @@ import { expectCode } from './support/expect.js';
 import { buildWorld, type World } from './support/isolation-world.js';
 import { exportJobHandlers } from '../src/modules/exports/workers.js';
 import { useTestService } from './support/service.js';
-import { all } from './support/fixtures.js';
+import { all, eventsAbout } from './support/fixtures.js';
 
 /**
  * Issue 41, point 3: exports. Over one merchant with every flow (the isolation world), an export
@@ -84,11 +84,7 @@ describe('exports', () => {
     const bytes = await bytesOf(file.body);
     assert.equal(ex.sha256, createHash('sha256').update(bytes).digest('hex'));
     assert.equal(ex.size_bytes, bytes.length);
-    const events = await service.ctx.db
-      .selectFrom('events')
-      .select(['type', 'status'])
-      .where('object_id', '=', ex.id)
-      .execute();
+    const events = await eventsAbout(service, ex.id, ['type', 'status']);
     assert.deepEqual(events, [{ type: 'export.completed', status: 'completed' }]);
     return { ex, file: bytes, type: file.contentType };
   }
@@ -254,11 +250,7 @@ describe('exports', () => {
     const ex = await c.exports.get(req.id);
     assert.equal(ex.status, 'failed');
     assert.equal(ex.sha256, null);
-    const events = await service.ctx.db
-      .selectFrom('events')
-      .select(['type', 'status'])
-      .where('object_id', '=', req.id)
-      .execute();
+    const events = await eventsAbout(service, req.id, ['type', 'status']);
     assert.deepEqual(events, [{ type: 'export.failed', status: 'failed' }]);
     await expectCode(c.exports.download(req.id), 'not_found', 404);
     await service.ctx.db.deleteFrom('jobs').where('kind', '=', 'export.write').execute();

@@ -194,6 +194,12 @@ describe('telemetry', () => {
     });
 
     const named = (name: string) => spans.filter((s) => s.name === name);
+    /** The first span named `name`, which must be there. */
+    const firstNamed = (name: string): Span => {
+      const [span] = named(name);
+      assert.ok(span, `no span ${name}; spans: ${[...new Set(spans.map((s) => s.name))].join(', ')}`);
+      return span;
+    };
     const childrenOf = (parent: Span) =>
       spans.filter((s) => s.traceId === parent.traceId && s.parentSpanId === parent.spanId);
 
@@ -216,8 +222,7 @@ describe('telemetry', () => {
       'a server span per request, named by its route, with the method, route, status, request id, merchant and ' +
         'environment',
       () => {
-        const [create] = named('POST /v1/members');
-        assert.ok(create, `spans: ${[...new Set(spans.map((s) => s.name))].join(', ')}`);
+        const create = firstNamed('POST /v1/members');
         assert.equal(create.kind, kindServer);
         assert.equal(create.attributes['http.request.method'], 'POST');
         assert.equal(create.attributes['http.route'], '/v1/members');
@@ -231,8 +236,8 @@ describe('telemetry', () => {
     );
 
     it('a statement is a child span of the request that ran it, with its parameterised text', () => {
-      const [token] = named('POST /v1/connect/token');
-      const statements = childrenOf(token!).filter((s) => s.attributes['db.system.name'] === 'postgresql');
+      const token = firstNamed('POST /v1/connect/token');
+      const statements = childrenOf(token).filter((s) => s.attributes['db.system.name'] === 'postgresql');
       assert.ok(statements.length > 0, 'the token exchange reads the key');
       for (const s of statements) {
         assert.equal(s.kind, kindClient);
@@ -243,16 +248,15 @@ describe('telemetry', () => {
     });
 
     it("a group commit's batch is a span in its first request's trace, with the batch's statement", () => {
-      const [deposit] = named('POST /v1/deposits');
-      const [batch] = childrenOf(deposit!).filter((s) => s.name === 'group commit');
+      const deposit = firstNamed('POST /v1/deposits');
+      const [batch] = childrenOf(deposit).filter((s) => s.name === 'group commit');
       assert.ok(batch, 'the deposit was written by a batch');
       assert.equal(batch.attributes['mwa.batch.size'], 1);
       assert.ok(childrenOf(batch).some((s) => s.attributes['db.system.name'] === 'postgresql'));
     });
 
     it('an upstream call is a client span of the request that made it', () => {
-      const [request] = named('POST /v1/merchant/deposit-address');
-      assert.ok(request);
+      const request = firstNamed('POST /v1/merchant/deposit-address');
       const [call] = childrenOf(request).filter((s) => s.name === 'upstream chain.createDepositAddress');
       assert.ok(call, 'the chain provider was called');
       assert.equal(call.kind, kindClient);
@@ -260,8 +264,7 @@ describe('telemetry', () => {
     });
 
     it('a webhook delivery is a client span with the merchant, environment, event and answer', () => {
-      const [delivery] = named('webhook delivery');
-      assert.ok(delivery);
+      const delivery = firstNamed('webhook delivery');
       assert.equal(delivery.kind, kindClient);
       assert.equal(delivery.attributes['mwa.merchant_id'], merchantId);
       assert.equal(delivery.attributes['mwa.environment'], 'sandbox');
@@ -274,8 +277,7 @@ describe('telemetry', () => {
     it(
       'a job run is a span with its kind and merchant, its statements are children, its log lines carry its ' + 'trace',
       () => {
-        const [job] = named('job test.traced');
-        assert.ok(job);
+        const job = firstNamed('job test.traced');
         assert.equal(job.attributes['mwa.job.kind'], 'test.traced');
         assert.equal(job.attributes['mwa.merchant_id'], merchantId);
         assert.ok(childrenOf(job).some((s) => /from "merchants"/.test(String(s.attributes['db.query.text']))));
@@ -290,8 +292,7 @@ describe('telemetry', () => {
       "an event stream's trace holds its own reads, not the process's event feed (its polls of every " +
         "merchant's events)",
       () => {
-        const [stream] = named('GET /v1/events/stream');
-        assert.ok(stream, `spans: ${[...new Set(spans.map((s) => s.name))].join(', ')}`);
+        const stream = firstNamed('GET /v1/events/stream');
         const inTrace = spans
           .filter((s) => s.traceId === stream.traceId && s.attributes['db.system.name'] === 'postgresql')
           .map((s) => String(s.attributes['db.query.text']));
@@ -308,8 +309,7 @@ describe('telemetry', () => {
     );
 
     it("a caller's traceparent is continued; /healthz, probed by load balancers, makes no span", () => {
-      const [doc] = named('GET /v1/openapi.json');
-      assert.ok(doc);
+      const doc = firstNamed('GET /v1/openapi.json');
       assert.equal(doc.traceId, traceparentTrace);
       assert.equal(doc.parentSpanId, '00f067aa0ba902b7');
       assert.deepEqual(named('GET /healthz'), []);

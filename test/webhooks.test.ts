@@ -51,7 +51,7 @@ import type {
 } from '../src/modules/webhooks/schemas.js';
 import type { DepositAddress } from '../src/modules/merchant-deposit-address/routes.js';
 import type { Withdrawal as WithdrawalSchema } from '../src/modules/withdrawals/routes.js';
-import { all, TRON, fundedMember } from './support/fixtures.js';
+import { all, TRON, fundedMember, rowById } from './support/fixtures.js';
 import { expectCode } from './support/expect.js';
 
 /*
@@ -532,14 +532,7 @@ describe('webhooks', () => {
           of(before).map((d) => d.status),
           ['dead'],
         );
-        const endpointOf = async (id: string) =>
-          (
-            await service.ctx.db
-              .selectFrom('webhook_deliveries')
-              .select('endpoint_id')
-              .where('id', '=', id)
-              .executeTakeFirstOrThrow()
-          ).endpoint_id;
+        const endpointOf = async (id: string) => (await rowById(service, 'webhook_deliveries', id)).endpoint_id;
         assert.equal(await endpointOf(of(before)[0]!.id), leaving.id);
         assert.deepEqual(
           of(after)
