@@ -87,21 +87,13 @@ describe('event catalogue', () => {
   });
 
   it('is what an endpoint may subscribe to: * anywhere, or known types', () => {
-    assert.deepEqual(normaliseEventTypes(['deposit.credited', '*']), { ok: true, types: ['*'] });
-    assert.deepEqual(normaliseEventTypes(['deposit.credited', 'deposit.credited']), {
-      ok: true,
-      types: ['deposit.credited'],
-    });
-    assert.deepEqual(normaliseEventTypes(['card.topup.credit']), {
-      ok: false,
-      reason: 'unknown_event_type',
-      entry: 'card.topup.credit',
-    });
-    assert.deepEqual(normaliseEventTypes(['Card.Topup']), {
-      ok: false,
-      reason: 'invalid_event_type',
-      entry: 'Card.Topup',
-    });
+    const cases: Array<[string[], ReturnType<typeof normaliseEventTypes>]> = [
+      [['deposit.credited', '*'], { ok: true, types: ['*'] }],
+      [['deposit.credited', 'deposit.credited'], { ok: true, types: ['deposit.credited'] }],
+      [['card.topup.credit'], { ok: false, reason: 'unknown_event_type', entry: 'card.topup.credit' }],
+      [['Card.Topup'], { ok: false, reason: 'invalid_event_type', entry: 'Card.Topup' }],
+    ];
+    for (const [types, normalised] of cases) assert.deepEqual(normaliseEventTypes(types), normalised, String(types));
     assert.deepEqual(normaliseEventTypes(eventTypes), { ok: true, types: eventTypes });
   });
 });

@@ -84,23 +84,15 @@ describe('webhook delivery state (pure)', () => {
   });
 
   it('normalises event types: `*` wins, duplicates go, bad and unknown types are named', () => {
-    assert.deepEqual(normaliseEventTypes([]), { ok: false, reason: 'empty' });
-    assert.deepEqual(normaliseEventTypes(['deposit.credited', '*']), { ok: true, types: ['*'] });
-    assert.deepEqual(normaliseEventTypes(['deposit.credited', 'deposit.credited']), {
-      ok: true,
-      types: ['deposit.credited'],
-    });
-    assert.deepEqual(normaliseEventTypes(['Deposit.Credited']), {
-      ok: false,
-      reason: 'invalid_event_type',
-      entry: 'Deposit.Credited',
-    });
-    assert.deepEqual(normaliseEventTypes(['deposit']), { ok: false, reason: 'invalid_event_type', entry: 'deposit' });
-    assert.deepEqual(normaliseEventTypes(['deposit.no_such_thing']), {
-      ok: false,
-      reason: 'unknown_event_type',
-      entry: 'deposit.no_such_thing',
-    });
+    const cases: Array<[string[], ReturnType<typeof normaliseEventTypes>]> = [
+      [[], { ok: false, reason: 'empty' }],
+      [['deposit.credited', '*'], { ok: true, types: ['*'] }],
+      [['deposit.credited', 'deposit.credited'], { ok: true, types: ['deposit.credited'] }],
+      [['Deposit.Credited'], { ok: false, reason: 'invalid_event_type', entry: 'Deposit.Credited' }],
+      [['deposit'], { ok: false, reason: 'invalid_event_type', entry: 'deposit' }],
+      [['deposit.no_such_thing'], { ok: false, reason: 'unknown_event_type', entry: 'deposit.no_such_thing' }],
+    ];
+    for (const [types, normalised] of cases) assert.deepEqual(normaliseEventTypes(types), normalised, String(types));
   });
 
   it('plans one record per subscribed endpoint as it was at the event, or one no_subscriber record', () => {
