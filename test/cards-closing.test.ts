@@ -15,7 +15,7 @@ import { expectCode } from './support/expect.js';
 import { lifecycleHelpers, ownMerchantLifecycle } from './support/card-lifecycle.js';
 import { cardLifecycleJobHandlers, cardLifecycleTickers } from '../src/modules/cards/shared/workers.js';
 import { RetryLater } from '../src/jobs/types.js';
-import { withUpstream } from './support/fixtures.js';
+import { setRow, withUpstream } from './support/fixtures.js';
 
 // One service for both describes (the same configuration), a merchant of its own for each.
 let service: RunningService;
@@ -237,11 +237,7 @@ describe('card lifecycle background work (production paths)', () => {
         (err: unknown) => err instanceof RetryLater && err.delayMs > 50_000 && err.delayMs <= 60_000,
       );
       assert.equal((await client.cards.getReplacement(id)).status, 'requested');
-      await service.ctx.db
-        .updateTable('card_replacements')
-        .set({ next_run_at: new Date(0) })
-        .where('id', '=', id)
-        .execute();
+      await setRow(service, 'card_replacements', id, { next_run_at: new Date(0) });
       await handler(claimed, service.ctx);
       assert.equal((await client.cards.getReplacement(id)).status, 'completed');
       await handler(claimed, service.ctx);
@@ -253,11 +249,7 @@ describe('card lifecycle background work (production paths)', () => {
       await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'unknown' });
       assert.equal((await client.cards.close(other.id, { onBehalfOf: m.external })).status, 'closing');
       await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
-      await service.ctx.db
-        .updateTable('cards')
-        .set({ close_next_check_at: new Date(0) })
-        .where('id', '=', other.id)
-        .execute();
+      await setRow(service, 'cards', other.id, { close_next_check_at: new Date(0) });
       for (const ticker of cardLifecycleTickers) await ticker.run(service.ctx);
       assert.equal((await client.cards.get(other.id, { onBehalfOf: m.external })).status, 'closed');
       assert.equal(await h.available(m, 'USD'), usdBefore + 300n);

@@ -14,6 +14,7 @@ import type { RunningService } from '../src/server.js';
 import { instantUpstreams } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { useLifecycleService } from './support/card-lifecycle.js';
+import { setRow } from './support/fixtures.js';
 
 describe('card money and card lifecycle together', () => {
   let service: RunningService;
@@ -403,11 +404,7 @@ describe('card money and card lifecycle together', () => {
     const m = await h.member('1000');
     const card = await h.card(m, 'virtual');
     const now = new Date((await client.sandbox.clock()).now);
-    await service.ctx.db
-      .updateTable('cards')
-      .set({ exp_month: now.getUTCMonth() + 1, exp_year: now.getUTCFullYear() })
-      .where('id', '=', card.id)
-      .execute();
+    await setRow(service, 'cards', card.id, { exp_month: now.getUTCMonth() + 1, exp_year: now.getUTCFullYear() });
     const usdt = await h.available(m, 'USDT');
     const pending = await pendingTopUp(m, card.id, '20');
     const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);

@@ -24,6 +24,7 @@ import {
   cardProducts,
   expiryOf,
   kycMember,
+  setRow,
   unknownStatusAlerts,
   withUpstream,
 } from './support/fixtures.js';
@@ -267,11 +268,7 @@ describe('card reconciliation', () => {
       const app = await unknownApplication(m, 'timeout');
       await issuerDecides(app.id, 'rejected');
       // Due now on the merchant's clock (as if its first check time had come).
-      await service.ctx.db
-        .updateTable('card_applications')
-        .set({ next_check_at: new Date(Date.now() - 1000) })
-        .where('id', '=', app.id)
-        .execute();
+      await setRow(service, 'card_applications', app.id, { next_check_at: new Date(Date.now() - 1000) });
       await service.workers.tick();
       assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'rejected');
       assert.deepEqual(await usdt(m), ['100.000000', '0.000000']);
@@ -409,11 +406,7 @@ describe('card reconciliation', () => {
         { onBehalfOf: m },
       );
       // Sandbox test data: the simulated issuer refuses every change of a card whose reference starts SIM-REFUSE.
-      await service.ctx.db
-        .updateTable('cards')
-        .set({ upstream_ref: `SIM-REFUSE-${randomUUID()}` })
-        .where('id', '=', id)
-        .execute();
+      await setRow(service, 'cards', id, { upstream_ref: `SIM-REFUSE-${randomUUID()}` });
       await withIssuer('timeout', () => rulesLost(m, id, { rule_type: 'white', mcc_list: ['5411'] }));
       assert.equal((await client.cards.getMerchantRules(id, { onBehalfOf: m })).rule_type, 'white');
       await client.sandbox.advanceClock(61);
@@ -574,11 +567,7 @@ describe('card reconciliation', () => {
     it('the consumed challenge cannot be reused after the resume window (24 hours of real time)', async () => {
       const { card, retry } = await lostActivation('unknown');
       // A day of real time is not waited for: the attempt is dated a day and a second back.
-      await service.ctx.db
-        .updateTable('cards')
-        .set({ activation_attempt_at: new Date(Date.now() - (24 * 3600 + 1) * 1000) })
-        .where('id', '=', card.id)
-        .execute();
+      await setRow(service, 'cards', card.id, { activation_attempt_at: new Date(Date.now() - (24 * 3600 + 1) * 1000) });
       await expectCode(retry(), 'step_up_required');
     });
   });

@@ -16,7 +16,7 @@ import { dueLifecycleScopes } from '../src/modules/cards/queries.js';
 import { admin, newMerchantClient } from './support/service.js';
 import { expectCode } from './support/expect.js';
 import { expectOwnersCardOnly, lifecycleHelpers, useLifecycleService } from './support/card-lifecycle.js';
-import { withUpstream } from './support/fixtures.js';
+import { setRow, withUpstream } from './support/fixtures.js';
 
 describe('card replacement', () => {
   let service: RunningService;
@@ -65,17 +65,9 @@ describe('card replacement', () => {
       (await dueLifecycleScopes(service.ctx.db)).some(
         (s) => s.merchant_id === merchantId && s.environment === 'sandbox',
       );
-    await service.ctx.db
-      .updateTable('card_replacements')
-      .set({ next_run_at: new Date(Date.now() + 3_600_000) })
-      .where('id', '=', created.id)
-      .execute();
+    await setRow(service, 'card_replacements', created.id, { next_run_at: new Date(Date.now() + 3_600_000) });
     assert.equal(await picked(), false, 'waiting: not taking one of the bounded places');
-    await service.ctx.db
-      .updateTable('card_replacements')
-      .set({ next_run_at: new Date(Date.now() - 1_000) })
-      .where('id', '=', created.id)
-      .execute();
+    await setRow(service, 'card_replacements', created.id, { next_run_at: new Date(Date.now() - 1_000) });
     assert.equal(await picked(), true, 'due');
   });
 
@@ -127,11 +119,7 @@ describe('card replacement', () => {
         { reason: 'damaged' },
         { onBehalfOf: m.external },
       );
-      await db
-        .updateTable('card_replacements')
-        .set({ next_run_at: new Date(Date.now() - by) })
-        .where('id', '=', created.id)
-        .execute();
+      await setRow(service, 'card_replacements', created.id, { next_run_at: new Date(Date.now() - by) });
       return own.merchantId;
     };
     const lately = await overdue(1_000);
@@ -590,11 +578,7 @@ describe('card replacement', () => {
     assert.equal((await client.cards.getReplacement(id)).status, 'processing');
     await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
     // Due again (merchant clock), then two runs race for it: the lease lets one through.
-    await service.ctx.db
-      .updateTable('card_replacements')
-      .set({ next_run_at: new Date(0) })
-      .where('id', '=', id)
-      .execute();
+    await setRow(service, 'card_replacements', id, { next_run_at: new Date(0) });
     await Promise.all([runReplacement(service.ctx, id), runReplacement(service.ctx, id)]);
     assert.equal((await client.cards.getReplacement(id)).status, 'completed');
     assert.equal(await h.available(m, 'USD'), usdBefore + 700n);

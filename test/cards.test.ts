@@ -21,6 +21,7 @@ import {
   shipping,
   withUpstream,
   rowById,
+  setRow,
 } from './support/fixtures.js';
 
 describe('cards', () => {
@@ -306,11 +307,7 @@ describe('cards', () => {
     const { m, app } = await applicationNeedingDocs();
     const ticket = await client.cards.createSupplementSession(app.id, { onBehalfOf: m });
     // The work order's time is over; the expiry process (a worker) has not run yet.
-    await service.ctx.db
-      .updateTable('card_applications')
-      .set({ supplement_expires_at: new Date(Date.now() - 1_000) })
-      .where('id', '=', app.id)
-      .execute();
+    await setRow(service, 'card_applications', app.id, { supplement_expires_at: new Date(Date.now() - 1_000) });
     await expectCode(client.cards.createSupplementSession(app.id, { onBehalfOf: m }), 'not_found');
     await expectCode(client.hostedScreens.sandboxComplete(ticket.id, 'submitted'), 'state_invalid');
     const page = await fetch(ticket.hosted_url.replace(/^https?:\/\/[^/]+/, service.publicUrl), {
@@ -338,11 +335,7 @@ describe('cards', () => {
     ).merchant_id;
     const picked = async () => (await dueTimedScopes(service.ctx.db)).some((s) => s.merchant_id === merchantId);
     assert.equal(await picked(), false, 'a pending work order takes none of the bounded places');
-    await service.ctx.db
-      .updateTable('card_applications')
-      .set({ supplement_expires_at: new Date(Date.now() - 1_000) })
-      .where('id', '=', app.id)
-      .execute();
+    await setRow(service, 'card_applications', app.id, { supplement_expires_at: new Date(Date.now() - 1_000) });
     assert.equal(await picked(), true, 'due');
     await client.sandbox.advanceClock(1);
     assert.equal((await client.cards.getApplication(app.id, { onBehalfOf: m })).status, 'failed');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../../src/server.js';
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable, Updateable } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
 import { assertEntry, type EntryLine } from '../../src/money/index.js';
 import type { FieldSpec } from '../../src/modules/remittance/corridors/contracts.js';
@@ -262,13 +262,25 @@ export async function withUpstream<T>(
   }
 }
 
+/**
+ * Sets `values` straight in the row of `table` with this id: a state the API would take several steps or a wait to
+ * reach (work made due now, a card past its expiry).
+ */
+export const setRow = <T extends keyof Database & string>(
+  service: RunningService,
+  table: T,
+  id: string,
+  values: Updateable<Database[T]>,
+) =>
+  (service.ctx.db as unknown as Kysely<any>)
+    .updateTable(table as string)
+    .set(values)
+    .where('id', '=', id)
+    .execute();
+
 /** Sets a card's status straight in its row (a state the API would take several steps to reach). */
 export const setCardStatus = (service: RunningService, cardId: string, status: string) =>
-  service.ctx.db
-    .updateTable('cards')
-    .set({ status: status as 'closed' })
-    .where('id', '=', cardId)
-    .execute();
+  setRow(service, 'cards', cardId, { status: status as 'closed' });
 
 /** Patches every sandbox card product through the operator API. */
 export async function patchCardProducts(service: RunningService, patch: Record<string, unknown>) {
