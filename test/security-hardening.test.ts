@@ -254,12 +254,15 @@ describe('token-exchange limits (8)', () => {
   });
 
   it('names a source address by IPv4 address or IPv6 /64', () => {
-    assert.equal(sourceSubject('198.51.100.7'), '198.51.100.7');
-    assert.equal(sourceSubject('::ffff:198.51.100.7'), '198.51.100.7');
-    assert.equal(sourceSubject('2001:db8:9:9::1'), '2001:db8:9:9::/64');
-    assert.equal(sourceSubject('2001:0db8:0009:0009:ffff:0:0:1'), '2001:db8:9:9::/64');
-    assert.equal(sourceSubject('::1'), '0:0:0:0::/64');
-    assert.equal(sourceSubject('fe80::1%eth0'), 'fe80:0:0:0::/64');
+    for (const [address, subject] of [
+      ['198.51.100.7', '198.51.100.7'],
+      ['::ffff:198.51.100.7', '198.51.100.7'],
+      ['2001:db8:9:9::1', '2001:db8:9:9::/64'],
+      ['2001:0db8:0009:0009:ffff:0:0:1', '2001:db8:9:9::/64'],
+      ['::1', '0:0:0:0::/64'],
+      ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+    ] as const)
+      assert.equal(sourceSubject(address), subject, address);
     assert.deepEqual(ipv6Hextets('64:ff9b::192.0.2.1'), [0x64, 0xff9b, 0, 0, 0, 0, 0xc000, 0x201]);
     assert.equal(ipv6Hextets('not-an-ip'), null);
   });
@@ -369,6 +372,13 @@ describe('operator key changes (9, 11)', () => {
     assert.equal(stopsTokens({ disabled: false, expires_at: later.toISOString() }, { disabled: false }, now), false);
   });
 
+  /** `res` is the 400 invalid_fields that names expires_at as in the past. */
+  function assertExpiryInThePast(res: { status: number; body: any }) {
+    assert.equal(res.status, 400, JSON.stringify(res.body));
+    assert.equal(res.body.code, 'invalid_fields');
+    assert.deepEqual(res.body.fields, [{ key: 'expires_at', reason: 'in_the_past' }]);
+  }
+
   it('refuses an expires_at that has already passed, on create and on PATCH', async () => {
     const merchantId = await createMerchant(service);
     const past = new Date(Date.now() - 60_000).toISOString();
@@ -377,9 +387,7 @@ describe('operator key changes (9, 11)', () => {
       scopes: [],
       expires_at: past,
     });
-    assert.equal(created.status, 400, JSON.stringify(created.body));
-    assert.equal(created.body.code, 'invalid_fields');
-    assert.deepEqual(created.body.fields, [{ key: 'expires_at', reason: 'in_the_past' }]);
+    assertExpiryInThePast(created);
     const keys = await service.ctx.db
       .selectFrom('api_keys')
       .select('id')
@@ -392,9 +400,7 @@ describe('operator key changes (9, 11)', () => {
       expires_at: past,
       disabled: true,
     });
-    assert.equal(patched.status, 400, JSON.stringify(patched.body));
-    assert.equal(patched.body.code, 'invalid_fields');
-    assert.deepEqual(patched.body.fields, [{ key: 'expires_at', reason: 'in_the_past' }]);
+    assertExpiryInThePast(patched);
     const row = await service.ctx.db
       .selectFrom('api_keys')
       .select(['disabled', 'expires_at'])
