@@ -25,28 +25,35 @@ describe('card replacement', () => {
   const h = useLifecycleService({ simulatorConfirmDelayMs: 0 }, (s) => ({ service, client, merchantId } = s));
   const advance = (seconds = 61) => client.sandbox.advanceClock(seconds);
 
+  /** A replacement requested (reason `damaged`) for a new virtual card of a merchant of its own. */
+  const ownMerchantReplacement = async () => {
+    const own = await newMerchantClient(service);
+    const helpers = lifecycleHelpers(() => ({ service, ...own }));
+    const m = await helpers.member();
+    const card = await helpers.card(m, 'virtual');
+    const created = await own.client.cards.requestReplacement(
+      card.id,
+      { reason: 'damaged' },
+      { onBehalfOf: m.external },
+    );
+    return { own, m, card, created };
+  };
+
   it(
     'refuses a reason outside the enumeration, a non-security reason on an activated card, and a card of ' +
       'another member',
     async () => {
       const { m, card } = await h.memberWithCard('virtual');
-      await expectCode(
-        client.cards.requestReplacement(card.id, { reason: 'bored' }, { onBehalfOf: m.external }),
-        'invalid_request',
-        400,
-      );
-      await expectCode(
-        client.cards.requestReplacement(card.id, { reason: '' }, { onBehalfOf: m.external }),
-        'invalid_request',
-        400,
-      );
-      for (const reason of ['lost_in_transit', 'not_received', 'production_error', 'name_error']) {
-        await expectCode(
-          client.cards.requestReplacement(card.id, { reason }, { onBehalfOf: m.external }),
+      // Not a reason at all; then reasons not about security, which an activated card cannot give.
+      const refused = [
+        ...['bored', ''].map((reason) => [reason, 'invalid_request']),
+        ...['lost_in_transit', 'not_received', 'production_error', 'name_error'].map((reason) => [
+          reason,
           'state_invalid',
-          400,
-        );
-      }
+        ]),
+      ];
+      for (const [reason, code] of refused)
+        await expectCode(client.cards.requestReplacement(card.id, { reason }, { onBehalfOf: m.external }), code, 400);
       const other = await h.member('0');
       await expectOwnersCardOnly(
         (cardId, member) => client.cards.requestReplacement(cardId, { reason: 'stolen' }, { onBehalfOf: member }),
@@ -76,15 +83,7 @@ describe('card replacement', () => {
       'replacement in progress',
     async () => {
       // A merchant of its own: nothing else of it is due.
-      const own = await newMerchantClient(service);
-      const h2 = lifecycleHelpers(() => ({ service, ...own }));
-      const m = await h2.member();
-      const card = await h2.card(m, 'virtual');
-      const created = await own.client.cards.requestReplacement(
-        card.id,
-        { reason: 'damaged' },
-        { onBehalfOf: m.external },
-      );
+      const { own, m, card, created } = await ownMerchantReplacement();
       const db = service.ctx.db;
       const picked = async () => (await dueLifecycleScopes(db)).some((s) => s.merchant_id === own.merchantId);
       const setReplacement = (v: { status?: 'processing' | 'failed'; next_run_at?: Date; lease_until?: Date | null }) =>
@@ -96,7 +95,7 @@ describe('card replacement', () => {
       assert.equal(await picked(), true, 'due');
       // In progress, waiting for its next run; the card past its expiry month, which the replacement ends itself.
       await setReplacement({ status: 'processing', next_run_at: new Date(Date.now() + 3_600_000) });
-      await db.updateTable('cards').set({ exp_year: 2020, exp_month: 1 }).where('id', '=', card.id).execute();
+      await setRow(service, 'cards', card.id, { exp_year: 2020, exp_month: 1 });
       assert.equal(await picked(), false, 'nothing the expiry acts on');
       // Without it in progress, the card expires.
       await setReplacement({ status: 'failed' });
@@ -110,15 +109,7 @@ describe('card replacement', () => {
   it('the lifecycle ticker takes the longest overdue scope first', async () => {
     const db = service.ctx.db;
     const overdue = async (by: number) => {
-      const own = await newMerchantClient(service);
-      const hx = lifecycleHelpers(() => ({ service, ...own }));
-      const m = await hx.member();
-      const card = await hx.card(m, 'virtual');
-      const created = await own.client.cards.requestReplacement(
-        card.id,
-        { reason: 'damaged' },
-        { onBehalfOf: m.external },
-      );
+      const { own, created } = await ownMerchantReplacement();
       await setRow(service, 'card_replacements', created.id, { next_run_at: new Date(Date.now() - by) });
       return own.merchantId;
     };
