@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { streamsPerKeyMax } from '../src/modules/events/stream.js';
@@ -19,6 +19,7 @@ import {
   keyClient,
 } from './support/service.js';
 import { openSse } from './support/sse.js';
+import type { Database } from '../src/db/schema.js';
 
 /*
  * GET /v1/events/stream (extensions 11, docs/events.md): live events, type filter, resume with
@@ -43,6 +44,26 @@ const deposit = (c: MerchantWalletClient, external: string) =>
   c.deposits.create({ member_id: external, asset: 'USDT', amount: '5', tx_hash: `t-${randomUUID()}` }) as Promise<{
     id: string;
   }>;
+
+/** The tests that hold one transaction open while others commit: the embedded database runs one at a time. */
+const besideAnOpenTransaction = { skip: postgresOnly('the embedded database runs one transaction at a time') };
+
+/**
+ * A transaction that runs `work`, then stays open until `release()`: `open` resolves once `work` is done,
+ * `ended` once the transaction has committed.
+ */
+function heldTransaction(work: (trx: Transaction<Database>) => Promise<unknown>) {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let workDone!: () => void;
+  const open = new Promise<void>((r) => (workDone = r));
+  const ended = service.ctx.db.transaction().execute(async (trx) => {
+    await work(trx);
+    workDone();
+    await held;
+  });
+  return { open, release, ended };
+}
 
 describe('GET /v1/events/stream', () => {
   it('sends each new event as id, event and data (the Event object), with keep-alive comments', async () => {
@@ -177,19 +198,13 @@ describe('GET /v1/events/stream', () => {
 describe('concurrent writers', () => {
   it(
     'an event whose transaction commits after a later one is sent first, once; nothing passes it meanwhile',
-    {
-      skip: postgresOnly('the embedded database runs one transaction at a time'),
-    },
+    besideAnOpenTransaction,
     async () => {
       const external = await member(client);
       const sse = await openSse(baseUrlFor(service, 'sandbox'), await client.getToken(), '/v1/events/stream');
-      let release!: () => void;
-      const held = new Promise<void>((r) => (release = r));
-      let inserted!: () => void;
-      const isInserted = new Promise<void>((r) => (inserted = r));
       // T1 writes its event (the smaller seq) and stays open; T2 writes one and commits first.
-      const t1 = service.ctx.db.transaction().execute(async (trx) => {
-        await recordEvent(trx, {
+      const t1 = heldTransaction((trx) =>
+        recordEvent(trx, {
           merchantId,
           environment: 'sandbox',
           type: 'deposit.credited',
@@ -198,12 +213,10 @@ describe('concurrent writers', () => {
           externalMemberId: external,
           status: 'credited',
           statusVersion: 1,
-        });
-        inserted();
-        await held;
-      });
+        }),
+      );
       try {
-        await isInserted;
+        await t1.open;
         const later = await deposit(client, external);
         await new Promise((r) => setTimeout(r, 800));
         assert.equal(
@@ -212,8 +225,8 @@ describe('concurrent writers', () => {
           'the committed later event waits for the open earlier one (a reader by seq alone would pass it and ' +
             'lose the earlier one)',
         );
-        release();
-        await t1;
+        t1.release();
+        await t1.ended;
         const got = await sse.waitFor(2);
         assert.deepEqual(
           got.map((e) => JSON.parse(e.data).data.id),
@@ -222,8 +235,8 @@ describe('concurrent writers', () => {
         await new Promise((r) => setTimeout(r, 200));
         assert.equal(sse.events.length, 2);
       } finally {
-        release();
-        await t1.catch(() => {});
+        t1.release();
+        await t1.ended.catch(() => {});
         sse.close();
       }
     },
@@ -233,29 +246,19 @@ describe('concurrent writers', () => {
 describe('a stream opened while an old transaction holds the horizon back', () => {
   it(
     'sends what commits after it opened, never an event committed before (the horizon alone would send both)',
-    {
-      skip: postgresOnly('the embedded database runs one transaction at a time'),
-    },
+    besideAnOpenTransaction,
     async () => {
       const external = await member(client);
-      let release!: () => void;
-      const held = new Promise<void>((r) => (release = r));
-      let holding!: () => void;
-      const isHolding = new Promise<void>((r) => (holding = r));
       // An unrelated transaction with an id, open across the stream's opening: the horizon stays behind it.
-      const old = service.ctx.db.transaction().execute(async (trx) => {
-        await sql`SELECT pg_current_xact_id()`.execute(trx);
-        holding();
-        await held;
-      });
+      const old = heldTransaction((trx) => sql`SELECT pg_current_xact_id()`.execute(trx));
       try {
-        await isHolding;
+        await old.open;
         const before = await deposit(client, external);
         const sse = await openSse(baseUrlFor(service, 'sandbox'), await client.getToken(), '/v1/events/stream');
         try {
           const after = await deposit(client, external);
-          release();
-          await old;
+          old.release();
+          await old.ended;
           const [got] = await sse.waitFor(1);
           assert.equal(JSON.parse(got!.data).data.id, after.id, `not ${before.id}, committed before the open`);
           await new Promise((r) => setTimeout(r, 300));
@@ -267,8 +270,8 @@ describe('a stream opened while an old transaction holds the horizon back', () =
           sse.close();
         }
       } finally {
-        release();
-        await old.catch(() => {});
+        old.release();
+        await old.ended.catch(() => {});
       }
     },
   );
