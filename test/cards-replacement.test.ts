@@ -24,6 +24,9 @@ describe('card replacement', () => {
   let merchantId: string;
   const h = useLifecycleService({ simulatorConfirmDelayMs: 0 }, (s) => ({ service, client, merchantId } = s));
   const advance = (seconds = 61) => client.sandbox.advanceClock(seconds);
+  /** Member `m` asks for its card to be replaced, for `reason`. */
+  const requestReplacement = (m: { external: string }, cardId: string, reason: string) =>
+    client.cards.requestReplacement(cardId, { reason }, { onBehalfOf: m.external });
 
   /** A replacement requested (reason `damaged`) for a new virtual card of a merchant of its own. */
   const ownMerchantReplacement = async () => {
@@ -67,7 +70,7 @@ describe('card replacement', () => {
 
   it('the lifecycle ticker picks a scope when its replacement is due on its clock, not while it waits', async () => {
     const { m, card } = await h.memberWithCard('virtual');
-    const created = await client.cards.requestReplacement(card.id, { reason: 'damaged' }, { onBehalfOf: m.external });
+    const created = await requestReplacement(m, card.id, 'damaged');
     const picked = async () =>
       (await dueLifecycleScopes(service.ctx.db)).some(
         (s) => s.merchant_id === merchantId && s.environment === 'sandbox',
@@ -146,11 +149,7 @@ describe('card replacement', () => {
         ),
         created,
       );
-      await expectCode(
-        client.cards.requestReplacement(card.id, { reason: 'stolen' }, { onBehalfOf: m.external }),
-        'state_invalid',
-        400,
-      );
+      await expectCode(requestReplacement(m, card.id, 'stolen'), 'state_invalid', 400);
       const got = await client.cards.getReplacement(created.id, { onBehalfOf: m.external });
       assert.equal(got.status, 'requested');
       assert.equal(got.note, 'é'.repeat(200));
@@ -174,11 +173,7 @@ describe('card replacement', () => {
 
       // Race: two requests with different keys on a fresh card: exactly one is created.
       const card2 = await h.card(m, 'virtual');
-      const results = await Promise.allSettled(
-        [0, 1, 2].map(() =>
-          client.cards.requestReplacement(card2.id, { reason: 'damaged' }, { onBehalfOf: m.external }),
-        ),
-      );
+      const results = await Promise.allSettled([0, 1, 2].map(() => requestReplacement(m, card2.id, 'damaged')));
       assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
       for (const r of results)
         if (r.status === 'rejected') assert.equal((r.reason as { code: string }).code, 'state_invalid');
@@ -224,7 +219,7 @@ describe('card replacement', () => {
       await h.ledgerOk();
       const usdtBefore = await h.available(m, 'USDT');
       const usdBefore = await h.available(m, 'USD');
-      const { id } = await client.cards.requestReplacement(card.id, { reason: 'stolen' }, { onBehalfOf: m.external });
+      const { id } = await requestReplacement(m, card.id, 'stolen');
       // Not yet due: an advance of 30 s does nothing.
       await advance(30);
       assert.equal((await client.cards.getReplacement(id)).status, 'requested');
@@ -261,11 +256,7 @@ describe('card replacement', () => {
       assert.equal(await h.entries('card.replacement_fee_charge', id), 1);
       await h.ledgerOk();
       // The old card is terminal: no new replacement, no closing.
-      await expectCode(
-        client.cards.requestReplacement(card.id, { reason: 'stolen' }, { onBehalfOf: m.external }),
-        'state_invalid',
-        400,
-      );
+      await expectCode(requestReplacement(m, card.id, 'stolen'), 'state_invalid', 400);
       await expectCode(client.cards.close(card.id, { onBehalfOf: m.external }), 'state_invalid', 400);
 
       const types = (await h.events(id)).map((e) => `${e.type}:${e.status_version}`);
@@ -335,11 +326,7 @@ describe('card replacement', () => {
   it('non-security reason on a card never activated: inventory voided, no fees, new card issued', async () => {
     const { m, card } = await h.memberWithCard('physical');
     const usdtBefore = await h.available(m, 'USDT');
-    const { id } = await client.cards.requestReplacement(
-      card.id,
-      { reason: 'not_received' },
-      { onBehalfOf: m.external },
-    );
+    const { id } = await requestReplacement(m, card.id, 'not_received');
     await advance();
     const done = await client.cards.getReplacement(id);
     assert.equal(done.status, 'completed');
@@ -355,7 +342,7 @@ describe('card replacement', () => {
 
   it('a non-security request whose card got activated before the executor ran fails with nothing moved', async () => {
     const { m, card } = await h.memberWithCard('physical');
-    const { id } = await client.cards.requestReplacement(card.id, { reason: 'name_error' }, { onBehalfOf: m.external });
+    const { id } = await requestReplacement(m, card.id, 'name_error');
     await service.ctx.db.updateTable('cards').set({ status: 'active' }).where('id', '=', card.id).execute();
     await advance();
     const failed = await client.cards.getReplacement(id);
@@ -385,7 +372,7 @@ describe('card replacement', () => {
             .approved,
           true,
         );
-        const { id } = await client.cards.requestReplacement(card.id, { reason: 'stolen' }, { onBehalfOf: m.external });
+        const { id } = await requestReplacement(m, card.id, 'stolen');
         // Stopped with the answer, not a minute later when the executor runs.
         const meanwhile = await client.cards.sandboxAuthorize(card.id, {
           amount: '1',
@@ -445,7 +432,7 @@ describe('card replacement', () => {
           amount: '5',
           tx_hash: `t-${randomUUID()}`,
         });
-        const again = await client.cards.requestReplacement(card.id, { reason: 'stolen' }, { onBehalfOf: m.external });
+        const again = await requestReplacement(m, card.id, 'stolen');
         await advance();
         const done = await client.cards.getReplacement(again.id);
         assert.equal(done.status, 'completed');
@@ -477,11 +464,7 @@ describe('card replacement', () => {
         await h.fundCard(m, card.id, 1000n);
         // USD after the stablecoins: nothing in USDT or USDC, so only the returned card balance can pay.
         assert.equal((await patch({ source_assets: ['USDT', 'USDC', 'USD'] })).status, 200);
-        const { id } = await client.cards.requestReplacement(
-          card.id,
-          { reason: 'pan_leaked' },
-          { onBehalfOf: m.external },
-        );
+        const { id } = await requestReplacement(m, card.id, 'pan_leaked');
         await advance();
         const done = await client.cards.getReplacement(id);
         assert.equal(done.status, 'completed');
@@ -502,11 +485,7 @@ describe('card replacement', () => {
       const { m, card } = await h.fundedCard(1200n);
       const usdtBefore = await h.available(m, 'USDT');
       const usdBefore = await h.available(m, 'USD');
-      const { id } = await client.cards.requestReplacement(
-        card.id,
-        { reason: 'pin_locked' },
-        { onBehalfOf: m.external },
-      );
+      const { id } = await requestReplacement(m, card.id, 'pin_locked');
       await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'timeout' });
       await advance();
       let r = await client.cards.getReplacement(id);
@@ -536,11 +515,7 @@ describe('card replacement', () => {
       'charged, one operator alert',
     async () => {
       const { m, card } = await h.fundedCard(800n);
-      const { id } = await client.cards.requestReplacement(
-        card.id,
-        { reason: 'pin_locked' },
-        { onBehalfOf: m.external },
-      );
+      const { id } = await requestReplacement(m, card.id, 'pin_locked');
       const alerts = async () =>
         (await admin(service, 'GET', '/admin/v1/alerts?kind=upstream.unknown_status&limit=100')).body.data.filter(
           (a: { object_id: string }) => a.object_id === card.id,
@@ -562,7 +537,7 @@ describe('card replacement', () => {
   it('a crash between steps resumes where it stopped: two executors at once do the work once', async () => {
     const { m, card } = await h.fundedCard(700n);
     const usdBefore = await h.available(m, 'USD');
-    const { id } = await client.cards.requestReplacement(card.id, { reason: 'expiring' }, { onBehalfOf: m.external });
+    const { id } = await requestReplacement(m, card.id, 'expiring');
     // The issuer's 5xx after the first step: the process "stops" there.
     await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'unknown' });
     await advance();
@@ -587,11 +562,7 @@ describe('card replacement', () => {
     async () => {
       const { m, card } = await h.fundedCard(900n);
       const usdtBefore = await h.available(m, 'USDT');
-      const { id } = await client.cards.requestReplacement(
-        card.id,
-        { reason: 'pan_leaked' },
-        { onBehalfOf: m.external },
-      );
+      const { id } = await requestReplacement(m, card.id, 'pan_leaked');
       await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'reject' });
       await advance();
       await client.sandbox.presetUpstreamBehavior({ upstream: 'card', behavior: 'success' });
@@ -606,11 +577,7 @@ describe('card replacement', () => {
       assert.equal(after.frozen, true);
       assert.equal(after.replaced_by, null);
       await h.ledgerOk();
-      const again = await client.cards.requestReplacement(
-        card.id,
-        { reason: 'pan_leaked' },
-        { onBehalfOf: m.external },
-      );
+      const again = await requestReplacement(m, card.id, 'pan_leaked');
       await advance();
       assert.equal((await client.cards.getReplacement(again.id)).status, 'completed');
       assert.deepEqual(
