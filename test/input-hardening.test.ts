@@ -9,7 +9,7 @@ import { findUnsafeRequestText, findUnsafeText, jsonDepthExceeds, jsonDepthMax }
 import { payNow } from './support/emv.js';
 import { rawRequest } from './support/raw-http.js';
 import { baseUrlFor, useTestService } from './support/service.js';
-import { TRON } from './support/fixtures.js';
+import { fundedMember, TRON } from './support/fixtures.js';
 
 /**
  * Bad input that once answered 500 or a framework body (issue 9, points 12 to 14 and 16 to 18):
@@ -119,13 +119,7 @@ describe('bad input over HTTP: a 4xx in the envelope, never a 500', () => {
 
   useTestService({ config: { simulatorConfirmDelayMs: 0 } }, (s) => ({ service, client } = s));
   before(async () => {
-    await client.members.create({ external_member_id: 'hard-1' });
-    await client.deposits.create({
-      member_id: 'hard-1',
-      asset: 'USDT',
-      amount: '100',
-      tx_hash: `fund-${randomUUID()}`,
-    });
+    await fundedMember(client, '100', 'USDT', { external: 'hard-1', txHashPrefix: 'fund-' });
     await client.deposits.create({ member_id: 'hard-1', asset: 'SGD', amount: '100', tx_hash: `fund-${randomUUID()}` });
     doc = await client.request({ method: 'GET', path: '/v1/openapi.json' });
   });

@@ -1,11 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { REFERENCE_CODES } from '../packages/sdk/src/retry.js';
 import type { RunningService } from '../src/server.js';
 import { allErrorCodes, errorStatus, errorType } from '../src/platform/errors.js';
 import { rawRequest, signedHeaders, signedPost as signed } from './support/raw-http.js';
+import { fundedMember } from './support/fixtures.js';
 import { baseUrlFor, newMerchantClient, startTestService, useTestService } from './support/service.js';
 
 describe('errors and the request pipeline', () => {
@@ -135,13 +135,7 @@ describe('errors and the request pipeline', () => {
     'refuses a blank x-on-behalf-of where it is optional, ' + 'instead of acting as the merchant for every member',
     async () => {
       const { client } = await newMerchantClient(service);
-      await client.members.create({ external_member_id: 'blank-obo' });
-      await client.deposits.create({
-        member_id: 'blank-obo',
-        asset: 'USDT',
-        amount: '5',
-        tx_hash: `blank-${randomUUID()}`,
-      });
+      await fundedMember(client, '5', 'USDT', { external: 'blank-obo', txHashPrefix: 'blank-' });
       // GET /v1/deposits acts as the merchant without the header, on behalf of the member with it.
       assert.equal((await client.requestRaw({ method: 'GET', path: '/v1/deposits' })).body.data.length, 1);
       for (const blank of ['', '   ']) {
