@@ -33,9 +33,9 @@ describe('earn and QR payments: conformance audit', () => {
     'earn: interest of an amount that does not divide evenly is rounded down per day at the asset scale; ' +
       'nothing accrues past maturity',
     async () => {
-      const { client, m, flexible, fixed } = await setup();
-      const flex = await client.earn.subscribe({ product_id: flexible.id, amount: '333.333333' }, { onBehalfOf: m });
-      const term = await client.earn.subscribe({ product_id: fixed.id, amount: '333.333333' }, { onBehalfOf: m });
+      const { client, m, flexible, fixed, subscribe } = await setup();
+      const flex = await subscribe(flexible, '333.333333');
+      const term = await subscribe(fixed, '333.333333');
       // 333.333333 × 3.65 % / 365 = 0.0333333333 → 0.033333 a day; × 7.30 % → 0.066666 a day.
       await client.sandbox.advanceClock(60 * 86_400 + 60);
       const f = await client.earn.order(flex.id, { onBehalfOf: m });
@@ -59,8 +59,8 @@ describe('earn and QR payments: conformance audit', () => {
     'earn: a fixed-term position redeemed at maturity, before the daily process has settled it, is settled ' +
       'then (not state_invalid), once',
     async () => {
-      const { client, m, fixed } = await setup();
-      const term = await client.earn.subscribe({ product_id: fixed.id, amount: '500' }, { onBehalfOf: m });
+      const { client, m, fixed, subscribe } = await setup();
+      const term = await subscribe(fixed, '500');
       await expectCode(client.earn.redeem(term.position_id, { onBehalfOf: m }), 'state_invalid', 400);
       // The 30 days have passed and the ticker has not come round yet (as in production, where it
       // runs once a minute): the whole term falls due now.
@@ -107,10 +107,10 @@ describe('earn and QR payments: conformance audit', () => {
   it(
     'earn: another member sees neither the order nor the position; ' + 'redeeming it is 404 and moves nothing',
     async () => {
-      const { client, m, flexible } = await setup();
+      const { client, m, flexible, subscribe } = await setup();
       const other = `b-${randomUUID().slice(0, 8)}`;
       await client.members.create({ external_member_id: other });
-      const o = await client.earn.subscribe({ product_id: flexible.id, amount: '100' }, { onBehalfOf: m });
+      const o = await subscribe(flexible, '100');
       await expectCode(client.earn.order(o.id, { onBehalfOf: other }), 'not_found', 404);
       assert.deepEqual(await client.earn.positions({ onBehalfOf: other }), []);
       assert.deepEqual(await client.earn.orders({ onBehalfOf: other }), []);
@@ -125,13 +125,13 @@ describe('earn and QR payments: conformance audit', () => {
     'earn: subscribing and redeeming need a member (member_context_required); a product of the other ' +
       'environment is not available',
     async () => {
-      const { client, m, flexible } = await setup();
+      const { client, m, flexible, subscribe } = await setup();
       const sub = await req(client, 'POST', '/v1/earn/orders', {
         body: { product_id: flexible.id, amount: '1' },
         idempotencyKey: randomUUID(),
       });
       assert.deepEqual([sub.status, (sub.body as any).code], [400, 'member_context_required']);
-      const o = await client.earn.subscribe({ product_id: flexible.id, amount: '1' }, { onBehalfOf: m });
+      const o = await subscribe(flexible, '1');
       const red = await req(client, 'POST', `/v1/earn/positions/${o.position_id}/redeem`, {
         idempotencyKey: randomUUID(),
       });
@@ -150,8 +150,8 @@ describe('earn and QR payments: conformance audit', () => {
     'earn: a redemption replayed with its key answers the first result and credits once; a new key is ' +
       'state_invalid',
     async () => {
-      const { client, m, flexible } = await setup();
-      const o = await client.earn.subscribe({ product_id: flexible.id, amount: '100' }, { onBehalfOf: m });
+      const { client, m, flexible, subscribe } = await setup();
+      const o = await subscribe(flexible, '100');
       const key = randomUUID();
       const first = await req(client, 'POST', `/v1/earn/positions/${o.position_id.slice(4)}/redeem`, {
         onBehalfOf: m,
@@ -175,11 +175,11 @@ describe('earn and QR payments: conformance audit', () => {
     'earn: the lists filter by status (orders: active/settled/redeemed; positions: active/closed); an unknown ' +
       'status is invalid_request',
     async () => {
-      const { client, m, flexible, fixed } = await setup();
-      const a = await client.earn.subscribe({ product_id: flexible.id, amount: '10' }, { onBehalfOf: m });
-      const r = await client.earn.subscribe({ product_id: flexible.id, amount: '10' }, { onBehalfOf: m });
+      const { client, m, flexible, fixed, subscribe } = await setup();
+      const a = await subscribe(flexible, '10');
+      const r = await subscribe(flexible, '10');
       await client.earn.redeem(r.position_id, { onBehalfOf: m });
-      const t = await client.earn.subscribe({ product_id: fixed.id, amount: '10' }, { onBehalfOf: m });
+      const t = await subscribe(fixed, '10');
       await client.sandbox.advanceClock(30 * 86_400 + 60);
       const ids = async (path: string, status: string) =>
         ((await client.request({ method: 'GET', path, query: { status }, onBehalfOf: m })) as any).data
@@ -215,9 +215,9 @@ describe('earn and QR payments: conformance audit', () => {
     "earn: earn.order.settled carries the member's external id; the fixed-term one names the order, the payout " +
       'the member',
     async () => {
-      const { client, m, memberId, flexible, fixed } = await setup();
-      await client.earn.subscribe({ product_id: flexible.id, amount: '1000' }, { onBehalfOf: m });
-      const t = await client.earn.subscribe({ product_id: fixed.id, amount: '500' }, { onBehalfOf: m });
+      const { client, m, memberId, flexible, fixed, subscribe } = await setup();
+      await subscribe(flexible, '1000');
+      const t = await subscribe(fixed, '500');
       await client.sandbox.advanceClock(30 * 86_400 + 60);
       const events = await service.ctx.db
         .selectFrom('events')

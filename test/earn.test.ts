@@ -42,8 +42,8 @@ describe('earn', () => {
     'subscribes (available → earn), lists orders and positions, redeems a flexible position; no event at the ' +
       'start',
     async () => {
-      const { client, m, flexible, fixed } = await setup();
-      const order = await client.earn.subscribe({ product_id: flexible.id, amount: '500' }, { onBehalfOf: m });
+      const { client, m, flexible, fixed, subscribe } = await setup();
+      const order = await subscribe(flexible, '500');
       assert.match(order.id, /^ero_/);
       assert.equal(order.status, 'active');
       assert.equal(order.amount, '500.000000');
@@ -58,7 +58,7 @@ describe('earn', () => {
         (await client.earn.orders({ onBehalfOf: m })).map((o) => o.id),
         [order.id],
       );
-      const fx = await client.earn.subscribe({ product_id: fixed.id, amount: '100' }, { onBehalfOf: m });
+      const fx = await subscribe(fixed, '100');
       assert.ok(fx.matures_at);
       assert.equal(
         (
@@ -83,8 +83,8 @@ describe('earn', () => {
   );
 
   it('a redemption pays the days already due first, even when the ticker has not run them yet', async () => {
-    const { client, m, flexible } = await setup();
-    const order = await client.earn.subscribe({ product_id: flexible.id, amount: '1000' }, { onBehalfOf: m });
+    const { client, m, flexible, subscribe } = await setup();
+    const order = await subscribe(flexible, '1000');
     // Day 1 falls due now (as if the ticker had not come round yet): 1000 × 3.65 % / 365 = 0.1.
     const row = await rowById(service, 'earn_orders', order.id);
     await service.ctx.db
@@ -116,9 +116,9 @@ describe('earn', () => {
     'a month by the sandbox clock: daily flexible payouts, fixed-term maturity with principal and interest, ' +
       'events as the Events table',
     async () => {
-      const { client, m, memberId, flexible, fixed } = await setup();
-      const flex = await client.earn.subscribe({ product_id: flexible.id, amount: '1000' }, { onBehalfOf: m });
-      const term = await client.earn.subscribe({ product_id: fixed.id, amount: '500' }, { onBehalfOf: m });
+      const { client, m, memberId, flexible, fixed, subscribe } = await setup();
+      const flex = await subscribe(flexible, '1000');
+      const term = await subscribe(fixed, '500');
       // Day 29 (the fixed term's 29 days accrued, not matured).
       await client.sandbox.advanceClock(29 * 86_400 + 60);
       let o = await client.earn.order(term.id, { onBehalfOf: m });
@@ -185,8 +185,8 @@ describe('earn', () => {
   );
 
   it("the background ticker runs due days on each merchant's own clock", async () => {
-    const { client, m, flexible } = await setup();
-    const o = await client.earn.subscribe({ product_id: flexible.id, amount: '1000' }, { onBehalfOf: m });
+    const { client, m, flexible, subscribe } = await setup();
+    const o = await subscribe(flexible, '1000');
     await earnTickers[0]!.run(service.ctx);
     assert.equal((await client.earn.order(o.id, { onBehalfOf: m })).interest_paid, '0.000000');
     await service.ctx.db

@@ -152,7 +152,10 @@ export async function earnSetup(service: RunningService, usdt = '2000', prefix =
   const products = await client.earn.products();
   const flexible = products.find((p) => p.type === 'flexible')!;
   const fixed = products.find((p) => p.type === 'fixed')!;
-  return { client, merchantId, m: member.external, memberId: member.id, flexible, fixed };
+  /** The member subscribes `amount` to `product`. */
+  const subscribe = (product: { id: string }, amount: string) =>
+    client.earn.subscribe({ product_id: product.id, amount }, { onBehalfOf: member.external });
+  return { client, merchantId, m: member.external, memberId: member.id, flexible, fixed, subscribe };
 }
 
 /** The member's balance line of `asset`. */
