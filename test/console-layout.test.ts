@@ -10,7 +10,7 @@ import { screenshotsIn, useBrowser } from './support/browser.js';
 import { testHostedScreenKey } from './support/hosted.js';
 import { admin, createKey, createMerchant, useTestService, keyClient } from './support/service.js';
 import { signedInConsole } from './support/console.js';
-import { TRON } from './support/fixtures.js';
+import { rowById, TRON } from './support/fixtures.js';
 
 /**
  * The console as a merchant's people see it at laptop (1280 px) and phone (390 px) width (issue 42):
@@ -278,31 +278,14 @@ test(
           '/webhooks',
           'Delete',
           'Delete the endpoint?',
-          async () =>
-            assert.ok(
-              await service.ctx.db
-                .selectFrom('webhook_endpoints')
-                .select('id')
-                .where('id', '=', endpointId)
-                .executeTakeFirst(),
-            ),
+          async () => assert.ok(await rowById(service, 'webhook_endpoints', endpointId)),
         ],
         ['/webhooks', 'Roll secret', 'Roll the signing secret?', async () => undefined],
         [
           `/keys/${keyId}`,
           'Disable key',
           'Disable the key?',
-          async () =>
-            assert.equal(
-              (
-                await service.ctx.db
-                  .selectFrom('api_keys')
-                  .select('disabled')
-                  .where('id', '=', keyId)
-                  .executeTakeFirstOrThrow()
-              ).disabled,
-              false,
-            ),
+          async () => assert.equal((await rowById(service, 'api_keys', keyId)).disabled, false),
         ],
         [`/keys/${keyId}`, 'Rotate key', 'Rotate the key?', async () => undefined],
         ['/tools', 'Reset sandbox logs', 'Reset the sandbox logs?', async () => undefined],

@@ -4,6 +4,7 @@ import { randomBytes, scryptSync } from 'node:crypto';
 import { sql } from 'kysely';
 import type { RunningService } from '../src/server.js';
 import { admin, createKey, createMerchant, useTestService } from './support/service.js';
+import { rowById } from './support/fixtures.js';
 import { testHostedScreenKey } from './support/hosted.js';
 import {
   consoleClient,
@@ -412,14 +413,7 @@ test(
       scryptSync(consolePassword.normalize('NFKC'), salt, 32, { N: 1024, r: 8, p: 1 }).toString('base64url'),
     ].join('$');
     await service.ctx.db.updateTable('console_users').set({ password_hash: old }).where('id', '=', userId).execute();
-    const hashOf = async () =>
-      (
-        await service.ctx.db
-          .selectFrom('console_users')
-          .select('password_hash')
-          .where('id', '=', userId)
-          .executeTakeFirstOrThrow()
-      ).password_hash!;
+    const hashOf = async () => (await rowById(service, 'console_users', userId)).password_hash!;
     assert.equal(
       (await signInAs(consoleClient(service, { forwardedFor: '198.18.1.1' }), email, 'not the password at all')).status,
       401,
@@ -515,7 +509,7 @@ test(
     'reused code is refused; turned off with a code',
   async () => {
     const email = 'totp@example.com';
-    const { jar } = await signedInConsole(service, merchantId, email, 'developer');
+    const { jar, userId } = await signedInConsole(service, merchantId, email, 'developer');
     const account = '/console/sandbox/account';
     await jar.submit(`${account}/totp/start`, {}, account);
     const page = await jar.request('GET', account);
@@ -539,16 +533,7 @@ test(
       account,
     );
     assert.equal(wrongPassword.status, 400);
-    assert.equal(
-      (
-        await service.ctx.db
-          .selectFrom('console_users')
-          .select('totp_secret')
-          .where('email', '=', email)
-          .executeTakeFirstOrThrow()
-      ).totp_secret,
-      null,
-    );
+    assert.equal((await rowById(service, 'console_users', userId)).totp_secret, null);
     assert.equal(
       (await service.ctx.db.selectFrom('console_login_failures').select('id').where('email', '=', email).execute())
         .length,
@@ -559,11 +544,7 @@ test(
     const on = await jar.submit(`${account}/totp/confirm`, { password: consolePassword, code: code() }, account);
     assert.equal(on.status, 200);
     assert.match(on.body, /Two-step sign-in is on/);
-    const stored = await service.ctx.db
-      .selectFrom('console_users')
-      .select(['totp_secret', 'totp_pending_secret'])
-      .where('email', '=', email)
-      .executeTakeFirstOrThrow();
+    const stored = await rowById(service, 'console_users', userId);
     assert.ok(
       stored.totp_secret && !stored.totp_secret.includes(key) && stored.totp_pending_secret === null,
       'the secret is stored sealed',
