@@ -20,6 +20,7 @@ import {
   kycMember,
   shipping,
   withUpstream,
+  latch,
   rowById,
   setRow,
 } from './support/fixtures.js';
@@ -437,18 +438,12 @@ describe('cards', () => {
       const upstream = service.ctx.upstreams.card as unknown as { activate: (...args: unknown[]) => Promise<unknown> };
       const original = upstream.activate;
       let inside = 0;
-      let bothInside!: () => void;
-      const entered = new Promise<void>((r) => {
-        bothInside = r;
-      });
-      let release!: () => void;
-      const gate = new Promise<void>((r) => {
-        release = r;
-      });
+      const bothInside = latch();
+      const gate = latch();
       upstream.activate = async (...args: unknown[]) => {
         const out = await original.apply(upstream, args);
-        if (++inside === 2) bothInside();
-        await gate;
+        if (++inside === 2) bothInside.open();
+        await gate.passed;
         return out;
       };
       try {
@@ -458,8 +453,8 @@ describe('cards', () => {
             (err: { code?: string; body?: { locked_until?: string } }) => err,
           ),
         );
-        await entered;
-        release();
+        await bothInside.passed;
+        gate.open();
         const answers = await Promise.all(calls);
         for (const err of answers) {
           assert.equal(err.code, 'state_invalid', 'both answers report the lock');
@@ -467,7 +462,7 @@ describe('cards', () => {
         }
       } finally {
         upstream.activate = original;
-        release();
+        gate.open();
       }
       const after = await client.cards.get(card.id, { onBehalfOf: m });
       assert.ok(after.locked_until, 'still locked');
@@ -484,18 +479,12 @@ describe('cards', () => {
     // The issuer answers, then waits: the close lands inside the activation's issuer call.
     const upstream = service.ctx.upstreams.card as unknown as { activate: (...args: unknown[]) => Promise<unknown> };
     const original = upstream.activate;
-    let entered!: () => void;
-    const inFlight = new Promise<void>((r) => {
-      entered = r;
-    });
-    let release!: () => void;
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
+    const inFlight = latch();
+    const gate = latch();
     upstream.activate = async (...args: unknown[]) => {
       const out = await original.apply(upstream, args);
-      entered();
-      await gate;
+      inFlight.open();
+      await gate.passed;
       return out;
     };
     try {
@@ -511,11 +500,11 @@ describe('cards', () => {
         idempotencyKey: key,
         stepUp: challenge,
       });
-      await inFlight;
+      await inFlight.passed;
       await client.cards.close(card.id, { onBehalfOf: m });
       const closedAs = (await client.cards.get(card.id, { onBehalfOf: m })).status;
       assert.ok(['closing', 'closed'].includes(closedAs), closedAs);
-      release();
+      gate.open();
       await expectCode(activation, 'state_invalid', 400);
       assert.equal((await client.cards.get(card.id, { onBehalfOf: m })).status, closedAs, 'the close stands');
       const events = await service.ctx.db
@@ -527,7 +516,7 @@ describe('cards', () => {
       await expectLedgerClean(service);
     } finally {
       upstream.activate = original;
-      release();
+      gate.open();
     }
   });
 
