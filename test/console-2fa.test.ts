@@ -92,14 +92,17 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     return { secret, codes: codesOf(on.body), page: on.body };
   }
 
-  /**
-   * A user `<name>@example.com` of the merchant's console signed in with role `role`, TOTP turned on: its
-   * address, jar, id, secret and codes.
-   */
-  async function withTotp(name: string, role: 'owner' | 'developer' | 'viewer') {
+  /** A user `<name>@example.com` of the merchant's console signed in with role `role`: its address, jar and id. */
+  async function signedIn(name: string, role: 'owner' | 'developer' | 'viewer') {
     const email = `${name}@example.com`;
     const { jar, userId } = await signedInConsole(service, merchantId, email, role);
-    return { email, jar, userId, ...(await enableTotp(jar)) };
+    return { email, jar, userId };
+  }
+
+  /** A user signed in (`signedIn`) with TOTP turned on: its address, jar, id, secret and codes. */
+  async function withTotp(name: string, role: 'owner' | 'developer' | 'viewer') {
+    const user = await signedIn(name, role);
+    return { ...user, ...(await enableTotp(user.jar)) };
   }
   /** How many of the user's recovery codes are stored; `used`: how many of them were used. */
   const storedCodes = async (userId: string, used = false) => {
@@ -251,8 +254,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
   );
 
   test('signing in again from a browser that still holds a session ends that session', async () => {
-    const email = 'sign-in-again@example.com';
-    const { jar } = await signedInConsole(service, merchantId, email, 'viewer');
+    const { email, jar } = await signedIn('sign-in-again', 'viewer');
     const old = jar.cookies.get('mwa_console_session')!;
     const copy = consoleClient(service);
     copy.cookies.set('mwa_console_session', old);
@@ -350,8 +352,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     'a new set of recovery codes: after the password or an app code (a wrong one counts as a failure), the old ' +
       'set stops working; audited',
     async () => {
-      const email = 'regenerate@example.com';
-      const { jar, userId } = await signedInConsole(service, merchantId, email, 'owner');
+      const { email, jar, userId } = await signedIn('regenerate', 'owner');
       const page = '/console/production/account/recovery-codes';
       const off = await jar.request('GET', page);
       assert.match(off.body, /Recovery codes come with two-step sign-in/);
@@ -467,8 +468,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     'password change: the current password is checked (under the throttle); every other session ends, this one ' +
       'stays; audited',
     async () => {
-      const email = 'new-password@example.com';
-      const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
+      const { email, jar, userId } = await signedIn('new-password', 'viewer');
       const { jar: elsewhere } = await passwordStep(email);
       assert.equal((await elsewhere.request('GET', '/console/sandbox')).status, 200);
       const page = '/console/sandbox/account/password';
@@ -525,8 +525,7 @@ describe('recovery codes, operator reset, password change over HTTP', () => {
     'turning TOTP on or off ends every other session of the user (one opened with the password alone stays no ' +
       'longer); this browser stays',
     async () => {
-      const email = 'totp-sessions@example.com';
-      const { jar, userId } = await signedInConsole(service, merchantId, email, 'viewer');
+      const { email, jar, userId } = await signedIn('totp-sessions', 'viewer');
       const elsewhere = async () => {
         const { jar: other } = await passwordStep(email);
         assert.equal((await other.request('GET', '/console/sandbox')).status, 200);
