@@ -52,6 +52,12 @@ async function inContext(
   }
 }
 
+/** A withdrawal of `amount` USDT to TRON (locked, awaiting an owner) by a new member `external` funded with `funds`. */
+async function lockedWithdrawal(external: string, funds: string, amount: string) {
+  await fundedMember(client, funds, 'USDT', { external });
+  return client.withdrawals.create({ asset: 'USDT', network: 'TRON', address: TRON, amount }, { onBehalfOf: external });
+}
+
 /** Invite (operator API), set the password on the invite page, sign in: the browser holds a session. */
 async function signIn(
   context: BrowserContext,
@@ -240,11 +246,7 @@ test('webhooks: add an endpoint (secret once), a delivery fails, redelivered fro
 test(
   'withdrawals: an owner confirms one from the list (the ledger posts once); ' + 'members show balances and KYC level',
   async () => {
-    await fundedMember(client, '100', 'USDT', { external: 'wd-member' });
-    const w = await client.withdrawals.create(
-      { asset: 'USDT', network: 'TRON', address: TRON, amount: '40' },
-      { onBehalfOf: 'wd-member' },
-    );
+    const w = await lockedWithdrawal('wd-member', '100', '40');
     await inContext(async (context) => {
       const page = await signIn(context, 'money@kopi.example', 'owner');
       await page.getByRole('link', { name: 'Withdrawals' }).click();
@@ -299,11 +301,7 @@ test(
 );
 
 test('a viewer sees no change controls and a change it posts anyway is refused', async () => {
-  await fundedMember(client, '30', 'USDT', { external: 'viewer-member' });
-  const w = await client.withdrawals.create(
-    { asset: 'USDT', network: 'TRON', address: TRON, amount: '5' },
-    { onBehalfOf: 'viewer-member' },
-  );
+  const w = await lockedWithdrawal('viewer-member', '30', '5');
   await inContext(async (context) => {
     const page = await signIn(context, 'viewer@kopi.example', 'viewer');
     await page.getByRole('link', { name: 'Withdrawals' }).click();
