@@ -16,6 +16,8 @@ import {
   adjustCustody,
   approvedCard,
   cardProducts,
+  entryKinds,
+  eventsAbout,
   expiryOf,
   kycMember,
   shipping,
@@ -178,24 +180,9 @@ describe('cards', () => {
       const b = await usdt(m);
       assert.equal(b.available, '100.000000');
       assert.equal(b.frozen, '0.000000');
-      const entries = await service.ctx.db
-        .selectFrom('journal_entries')
-        .select('kind')
-        .where('reference_id', '=', app.id)
-        .orderBy('kind')
-        .execute();
+      assert.deepEqual(await entryKinds(service, app.id), ['card.fee_freeze', 'card.fee_refund']);
       assert.deepEqual(
-        entries.map((e) => e.kind),
-        ['card.fee_freeze', 'card.fee_refund'],
-      );
-      const events = await service.ctx.db
-        .selectFrom('events')
-        .select('type')
-        .where('object_id', '=', app.id)
-        .orderBy('seq')
-        .execute();
-      assert.deepEqual(
-        events.map((e) => e.type),
+        (await eventsAbout(service, app.id, ['type'])).map((e) => e.type),
         ['card.application.pending', 'card.application.failed'],
       );
       await expectLedgerClean(service);

@@ -356,7 +356,7 @@ export async function invalidFieldKeys(call: Promise<unknown>): Promise<string[]
 /** The simulated market at its default prices with one clock, read at each call, for every caller and for real time. */
 export const simulatedMarketOn = (clock: () => Date) => new SimulatedMarket(undefined, async () => clock(), clock);
 
-/** A promise (`passed`) that settles once `open()` is called: a gate a test holds a call at, or a signal it waits for. */
+/** A promise (`passed`) that settles once `open()` is called: a gate to hold a call at, or a signal to wait for. */
 export function latch(): { passed: Promise<void>; open: () => void } {
   let open!: () => void;
   const passed = new Promise<void>((resolve) => {
