@@ -7,7 +7,7 @@ import { screenshotsIn, useBrowser } from './support/browser.js';
 import { testHostedScreenKey } from './support/hosted.js';
 import { consolePassword, inviteConsoleUser, authenticatorSecret } from './support/console.js';
 import { stepAt, totpCode } from '../src/console/totp.js';
-import { fundedMember, TRON } from './support/fixtures.js';
+import { fundedMember, rowById, TRON } from './support/fixtures.js';
 import { useTestService } from './support/service.js';
 import { startReceiver } from './support/webhook-receiver.js';
 
@@ -130,14 +130,7 @@ test(
         .executeTakeFirstOrThrow();
       assert.deepEqual(row.scopes.sort(), ['balances:read', 'webhooks:write']);
       /** The key's allow-list as stored. */
-      const storedAllowlist = async () =>
-        (
-          await service.ctx.db
-            .selectFrom('api_keys')
-            .select('ip_allowlist')
-            .where('id', '=', row.id)
-            .executeTakeFirstOrThrow()
-        ).ip_allowlist;
+      const storedAllowlist = async () => (await rowById(service, 'api_keys', row.id)).ip_allowlist;
 
       await page.getByRole('link', { name: row.client_id }).click();
       const list = page.getByLabel('Entries, one per line');
