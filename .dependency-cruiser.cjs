@@ -119,7 +119,7 @@ module.exports = {
       severity: 'error',
       comment: 'The money core raises its own domain errors; the API edge maps them to HTTP.',
       from: { path: '^src/(money|events)/' },
-      to: { path: '(^|/)node_modules/(fastify|@fastify/[^/]+)/|^src/platform/(http-app|errors|route-access|openapi|validation)\\.ts$' },
+      to: { path: '(^|/)node_modules/(fastify|@fastify/[^/]+)/|^src/platform/(http|routes|openapi)/|^src/platform/errors\\.ts$' },
     },
     {
       name: 'provider-orders-import-nothing-http',
@@ -127,7 +127,7 @@ module.exports = {
       comment: 'The provider-order lifecycle raises its own domain errors (errors.ts); '
         + 'the API edge (src/api-errors.ts) maps them to HTTP.',
       from: { path: '^src/provider-orders/' },
-      to: { path: '(^|/)node_modules/(fastify|@fastify/[^/]+)/|^src/platform/(http-app|errors|route-access|openapi|validation)\\.ts$' },
+      to: { path: '(^|/)node_modules/(fastify|@fastify/[^/]+)/|^src/platform/(http|routes|openapi)/|^src/platform/errors\\.ts$' },
     },
     {
       name: 'provider-orders-sit-above-the-lower-layers',

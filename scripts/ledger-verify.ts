@@ -6,7 +6,7 @@
  */
 import { openDatabase } from '../src/db/connection.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { loadConfig } from '../src/platform/config.js';
+import { loadConfig } from '../src/platform/config/config.js';
 import { verifyLedger } from '../src/money/verify.js';
 
 async function main(): Promise<number> {

@@ -7,7 +7,7 @@
 // A token is taken at the first URL; then, at each URL, a member is created by a signed write
 // (201), and the same write with a wrong signature is refused (401 invalid_signature), so a server
 // that does not check signatures fails. Several URLs are several processes on one database: the
-// token taken at one is good at all. The signature follows src/platform/signing.ts: HMAC-SHA256 under the
+// token taken at one is good at all. The signature follows src/platform/auth/signing.ts: HMAC-SHA256 under the
 // signing key, Base64, of method, path with query, timestamp, nonce and the body's SHA-256 in hex,
 // joined by line feeds.
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ServiceContext } from './service-context.js';
 import { anyMerchant, createKey, createMerchant, lockDemoMerchantBootstrap } from './modules/merchants/index.js';
-import { scopeCatalogue } from './platform/scopes.js';
+import { scopeCatalogue } from './platform/auth/scopes.js';
 import { randomToken } from './platform/ids.js';
 import { createActiveUser } from './console/service.js';
 

@@ -1,6 +1,6 @@
 import { startService, type RunningService } from './server.js';
-import { ConfigError, telemetryEnvironment } from './platform/config.js';
-import { shutdownTelemetry, startTelemetry } from './platform/telemetry.js';
+import { ConfigError, telemetryEnvironment } from './platform/config/config.js';
+import { shutdownTelemetry, startTelemetry } from './platform/telemetry/telemetry.js';
 
 /** Exit status of a start refused for its configuration (sysexits EX_CONFIG). */
 const exitConfigError = 78;

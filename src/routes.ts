@@ -1,10 +1,10 @@
-import { registerModules, type AppInstance } from './platform/http-app.js';
+import { registerModules, type AppInstance } from './platform/http/http-app.js';
 import type { ServiceContext } from './service-context.js';
-import { healthRoutes } from './platform/health.js';
+import { healthRoutes } from './platform/http/health.js';
 import { authRoutes } from './modules/auth/index.js';
-import { registerOpenApi } from './platform/openapi.js';
+import { registerOpenApi } from './platform/openapi/openapi.js';
 import { webhooksDocument } from './events/index.js';
-import { registerDocsPage } from './platform/docs-page.js';
+import { registerDocsPage } from './platform/openapi/docs-page.js';
 import { assetRoutes } from './modules/assets/index.js';
 import { memberRoutes } from './modules/members/index.js';
 import { depositRoutes } from './modules/deposits/index.js';

@@ -2,20 +2,25 @@ import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { openDatabase } from './db/connection.js';
 import { keyedReadStats } from './db/direct.js';
-import { ConfigError, loadConfig, type Config } from './platform/config.js';
-import { createMetrics } from './platform/metrics.js';
-import { ApiCallLog } from './platform/api-call-log.js';
-import { AuthCache, authChangeChannel } from './platform/auth-cache.js';
-import { MemberCache, cachedMemberResolver, memberChangeChannel, memberWritesPlugin } from './platform/member-cache.js';
-import { RateWindows } from './platform/rate-limit.js';
-import { createWriteGroup } from './platform/write-group.js';
-import { registerGroupCommitMetrics } from './platform/group-commit.js';
-import { NonceBatcher } from './platform/nonce-batch.js';
+import { ConfigError, loadConfig, type Config } from './platform/config/config.js';
+import { createMetrics } from './platform/telemetry/metrics.js';
+import { ApiCallLog } from './platform/telemetry/api-call-log.js';
+import { AuthCache, authChangeChannel } from './platform/auth/auth-cache.js';
+import {
+  MemberCache,
+  cachedMemberResolver,
+  memberChangeChannel,
+  memberWritesPlugin,
+} from './platform/auth/member-cache.js';
+import { RateWindows } from './platform/auth/rate-limit.js';
+import { createWriteGroup } from './platform/writes/write-group.js';
+import { registerGroupCommitMetrics } from './platform/writes/group-commit.js';
+import { NonceBatcher } from './platform/writes/nonce-batch.js';
 import { resolveMember } from './modules/members/index.js';
 import { AssetCatalogueCache, assetChangeChannel, useAssetCache } from './modules/assets/index.js';
 import { mapDomainError } from './api-errors.js';
 import { raiseAlert } from './modules/alerts/index.js';
-import { buildPublicApp, type AppInstance } from './platform/http-app.js';
+import { buildPublicApp, type AppInstance } from './platform/http/http-app.js';
 import { buildAdminApp } from './operator/admin-app.js';
 import type { ServiceContext } from './service-context.js';
 import { registerPublicRoutes } from './routes.js';

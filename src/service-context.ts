@@ -2,18 +2,18 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './db/schema.js';
 import type { DatabaseKind } from './db/connection.js';
-import type { Config } from './platform/config.js';
-import type { Metrics } from './platform/metrics.js';
-import type { ApiCallLog } from './platform/api-call-log.js';
+import type { Config } from './platform/config/config.js';
+import type { Metrics } from './platform/telemetry/metrics.js';
+import type { ApiCallLog } from './platform/telemetry/api-call-log.js';
 import type { DomainErrorMapper } from './platform/errors.js';
-import type { MemberResolver } from './platform/request-context.js';
+import type { MemberResolver } from './platform/http/request-context.js';
 import type { Upstreams } from './upstreams/index.js';
 import type { Clock } from './platform/clock.js';
-import type { AuthCache } from './platform/auth-cache.js';
-import type { MemberCache } from './platform/member-cache.js';
-import type { RateWindows } from './platform/rate-limit.js';
-import type { WriteGroup } from './platform/write-batch.js';
-import type { NonceBatcher } from './platform/nonce-batch.js';
+import type { AuthCache } from './platform/auth/auth-cache.js';
+import type { MemberCache } from './platform/auth/member-cache.js';
+import type { RateWindows } from './platform/auth/rate-limit.js';
+import type { WriteGroup } from './platform/writes/write-batch.js';
+import type { NonceBatcher } from './platform/writes/nonce-batch.js';
 
 /** What every route module and job receives: built once at start-up, passed explicitly. */
 /** An operator alert raised outside a business area (see `ServiceContext.alertOperator`). */

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ServiceContext } from './service-context.js';
-import { cutConnections, type AppInstance, type CutRequest } from './platform/http-app.js';
-import { beginDrain } from './platform/health.js';
+import { cutConnections, type AppInstance, type CutRequest } from './platform/http/http-app.js';
+import { beginDrain } from './platform/http/health.js';
 import type { Workers } from './jobs/workers.js';
 import { since } from './start-up.js';
 

@@ -4,11 +4,11 @@ import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { openDirectDatabase, type DatabaseHandle } from './db/connection.js';
 import { migrateToLatest } from './db/migrate.js';
-import type { Config } from './platform/config.js';
-import type { AppInstance } from './platform/http-app.js';
-import { loggerOptions } from './platform/request-log.js';
+import type { Config } from './platform/config/config.js';
+import type { AppInstance } from './platform/http/http-app.js';
+import { loggerOptions } from './platform/telemetry/request-log.js';
 import { randomToken } from './platform/ids.js';
-import { hostedScreenKeyBytes, parseHostedScreenKey } from './platform/keys.js';
+import { hostedScreenKeyBytes, parseHostedScreenKey } from './platform/auth/keys.js';
 
 /*
  * What the start (server.ts) works out before and around its listeners: the settings kept in the

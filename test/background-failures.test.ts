@@ -7,7 +7,7 @@ import { enqueue } from '../src/jobs/queries.js';
 import { JobRunner } from '../src/jobs/runner.js';
 import { RetryLater } from '../src/jobs/types.js';
 import { createWorkers } from '../src/jobs/workers.js';
-import { loggerOptions } from '../src/platform/request-log.js';
+import { loggerOptions } from '../src/platform/telemetry/request-log.js';
 import { rawRequest } from './support/raw-http.js';
 import { useTestService } from './support/service.js';
 

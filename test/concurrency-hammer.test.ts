@@ -17,7 +17,7 @@ import type { RunningService } from '../src/server.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { describeOnPostgres, drainWork } from './support/concurrency.js';
 import { payNow } from './support/emv.js';
-import { conflictAttemptsMax, conflictDelayMs, withConflictRetry } from '../src/platform/conflict-retry.js';
+import { conflictAttemptsMax, conflictDelayMs, withConflictRetry } from '../src/platform/writes/conflict-retry.js';
 import { approvedCard, cardProducts, postMember, sepaPayee, TRON } from './support/fixtures.js';
 
 const billing = { address: '2 Market St', city: 'San Francisco', state: 'CA', country: 'US', postal_code: '94105' };

@@ -4,8 +4,8 @@ import { once } from 'node:events';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig } from '../src/platform/config.js';
-import { defaultWebhookRetryScheduleMs } from '../src/platform/config-values.js';
+import { ConfigError, loadConfig } from '../src/platform/config/config.js';
+import { defaultWebhookRetryScheduleMs } from '../src/platform/config/config-values.js';
 import { spawnServiceProcess } from './support/process.js';
 import { startService } from '../src/server.js';
 
@@ -192,7 +192,7 @@ describe('configuration', () => {
       }
     };
     walk(join(root, 'src'));
-    assert.deepEqual(readers, ['src/platform/config.ts']);
+    assert.deepEqual(readers, ['src/platform/config/config.ts']);
   });
 
   it('a bad value stops the start: the process exits non-zero with the message and no stack trace', async () => {

@@ -13,7 +13,7 @@ import {
   sessionState,
 } from '../src/console/rules.js';
 import { hashPassword, needsRehash, verifyPassword } from '../src/console/password.js';
-import { compileEntry, describeEntry } from '../src/platform/ip-allowlist.js';
+import { compileEntry, describeEntry } from '../src/platform/http/ip-allowlist.js';
 import { parseForm, ConsoleFormError, formFieldsMax } from '../src/console/form.js';
 import { base32, matchTotp, openSecret, sealSecret, stepAt, totpCode } from '../src/console/totp.js';
 

@@ -2,10 +2,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { RunningService } from '../src/server.js';
-import { openCursor, sealCursor } from '../src/platform/cursor-seal.js';
+import { openCursor, sealCursor } from '../src/platform/routes/cursor-seal.js';
 import { newMerchantClient, useTestService } from './support/service.js';
 
-describe('list cursors are sealed (platform/cursor-seal.ts)', () => {
+describe('list cursors are sealed (platform/routes/cursor-seal.ts)', () => {
   it('opens what it sealed, and nothing else: another key, a changed byte, garbage', () => {
     const key = randomBytes(32);
     for (const cursor of ['v1:1', 'v1:9223372036854775807', 'v1g:1:1000000000000042'])

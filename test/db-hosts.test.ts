@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { sql } from 'kysely';
 import { openDatabase } from '../src/db/connection.js';
 import { parseDatabaseTarget } from '../src/db/hosts.js';
-import { loadConfig } from '../src/platform/config.js';
+import { loadConfig } from '../src/platform/config/config.js';
 import { testDatabaseUrl, postgresOnly } from './support/service.js';
 import { directTestDatabaseUrl, testDatabaseOptions, withEndedConnections } from './support/database.js';
 

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
-import { loadConfig } from '../src/platform/config.js';
+import { loadConfig } from '../src/platform/config/config.js';
 import { startTestService } from './support/service.js';
 
 /**

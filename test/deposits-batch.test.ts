@@ -17,16 +17,16 @@ import {
 } from '../src/money/index.js';
 import type { EventType } from '../src/events/index.js';
 import { createDeposits, type DepositPlan } from '../src/modules/deposits/service.js';
-import { claimStatus, reservation } from '../src/platform/idempotency.js';
-import { GroupCommitter } from '../src/platform/group-commit.js';
+import { claimStatus, reservation } from '../src/platform/writes/idempotency.js';
+import { GroupCommitter } from '../src/platform/writes/group-commit.js';
 import {
   runWriteBatch,
   type BatchEffect,
   type GroupedWrite,
   type WriteGroup,
   type WriteOutcome,
-} from '../src/platform/write-batch.js';
-import { createWriteGroup } from '../src/platform/write-group.js';
+} from '../src/platform/writes/write-batch.js';
+import { createWriteGroup } from '../src/platform/writes/write-group.js';
 import { expectLedgerClean, newMerchantClient, useTestService } from './support/service.js';
 import { freshNonce, groupedWrite } from './support/grouped-write.js';
 

@@ -4,8 +4,13 @@ import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { decodeCursor, encodeCursor } from '../src/platform/pagination.js';
-import { findUnsafeRequestText, findUnsafeText, jsonDepthExceeds, jsonDepthMax } from '../src/platform/validation.js';
+import { decodeCursor, encodeCursor } from '../src/platform/routes/pagination.js';
+import {
+  findUnsafeRequestText,
+  findUnsafeText,
+  jsonDepthExceeds,
+  jsonDepthMax,
+} from '../src/platform/http/validation.js';
 import { payNow } from './support/emv.js';
 import { rawRequest } from './support/raw-http.js';
 import { baseUrlFor, useTestService } from './support/service.js';

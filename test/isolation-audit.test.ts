@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient, RawResult } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import type { RouteAccess } from '../src/platform/route-access.js';
+import type { RouteAccess } from '../src/platform/routes/route-access.js';
 import { admin, baseUrlFor, useTestService } from './support/service.js';
 import { getHostedPage, postHostedPage } from './support/hosted.js';
 import { signedInConsole } from './support/console.js';

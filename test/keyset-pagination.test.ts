@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
-import { encodeCursor, mapPage, pageSizeDefault, pageSizeMax } from '../src/platform/pagination.js';
+import { encodeCursor, mapPage, pageSizeDefault, pageSizeMax } from '../src/platform/routes/pagination.js';
 import { keysetPage } from '../src/db/keyset-page.js';
 import { raiseAlert } from '../src/modules/alerts/queries.js';
 import { useTestService } from './support/service.js';

@@ -1064,8 +1064,8 @@ describe('pure rules', () => {
 
   test('images: sealed with the derived key, bound to their row; HOSTED_SCREEN_KEY is validated', async () => {
     const { sealImage, openImage } = await import('../src/modules/kyc/images.js');
-    const { deriveKey, parseHostedScreenKey } = await import('../src/platform/keys.js');
-    const { loadConfig, ConfigError } = await import('../src/platform/config.js');
+    const { deriveKey, parseHostedScreenKey } = await import('../src/platform/auth/keys.js');
+    const { loadConfig, ConfigError } = await import('../src/platform/config/config.js');
     const key = deriveKey(testHostedScreenKey, 'kyc/images/v1');
     assert.notDeepEqual(key, deriveKey(testHostedScreenKey, 'hosted-screens/csrf/v1'));
     const binding = { imageId: 'kyi_1', memberId: 'mem_1', kind: 'document' as const };

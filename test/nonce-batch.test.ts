@@ -3,14 +3,14 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
-import { consumeNonce } from '../src/platform/nonces.js';
-import { consumeNonces, type NonceCheck } from '../src/platform/nonce-batch.js';
+import { consumeNonce } from '../src/platform/writes/nonces.js';
+import { consumeNonces, type NonceCheck } from '../src/platform/writes/nonce-batch.js';
 import { rawRequest, signedPost as signed } from './support/raw-http.js';
 import { baseUrlFor, useTestService, type Credentials } from './support/service.js';
 
 /**
  * Nonces of signed requests that arrive together are consumed in one statement
- * (src/platform/nonce-batch.ts, docs/group-commit.md "Nonces in batches"); each request keeps
+ * (src/platform/writes/nonce-batch.ts, docs/group-commit.md "Nonces in batches"); each request keeps
  * the answer its own statement would have given it.
  */
 describe('nonces consumed in batches', () => {

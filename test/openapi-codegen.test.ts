@@ -61,7 +61,7 @@ const idempotency: Middleware = {
   },
 };
 /**
- * The signature (src/platform/signing.ts): method, path with query, timestamp, nonce and the body's SHA-256,
+ * The signature (src/platform/auth/signing.ts): method, path with query, timestamp, nonce and the body's SHA-256,
  * HMAC-SHA256 with the signing key.
  */
 const signing: Middleware = {

@@ -2,14 +2,14 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { errorStatus, type ErrorCode } from '../src/platform/errors.js';
-import type { RouteAccess } from '../src/platform/route-access.js';
-import { compileDeferredSchemas } from '../src/platform/validation.js';
+import type { RouteAccess } from '../src/platform/routes/route-access.js';
+import { compileDeferredSchemas } from '../src/platform/http/validation.js';
 import type { RunningService } from '../src/server.js';
 import { eventCatalogue, eventTypes } from '../src/events/index.js';
-import { defaultWebhookRetryScheduleMs } from '../src/platform/config-values.js';
+import { defaultWebhookRetryScheduleMs } from '../src/platform/config/config-values.js';
 import { deliveryStatuses } from '../src/modules/webhooks/service.js';
-import { hoistNamedSchemas, SchemaNameConflict } from '../src/platform/openapi-schemas.js';
-import { serversFor } from '../src/platform/openapi.js';
+import { hoistNamedSchemas, SchemaNameConflict } from '../src/platform/openapi/openapi-schemas.js';
+import { serversFor } from '../src/platform/openapi/openapi.js';
 import { useTestService } from './support/service.js';
 import {
   declaredOperationIds,

@@ -4,7 +4,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import type { RouteOptions } from 'fastify';
 import { buildAdminApp } from '../src/operator/admin-app.js';
 import { errorStatus, type ErrorCode } from '../src/platform/errors.js';
-import type { OperatorAccess } from '../src/platform/operator-route.js';
+import type { OperatorAccess } from '../src/platform/routes/operator-route.js';
 import type { RunningService } from '../src/server.js';
 import { adminToken, useTestService } from './support/service.js';
 import { declaredOperationIds, operationOf, openapiPath } from './support/declared-routes.js';

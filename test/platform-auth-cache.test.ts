@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
-import { AuthCache, type TokenState } from '../src/platform/auth-cache.js';
+import { AuthCache, type TokenState } from '../src/platform/auth/auth-cache.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
 
 const state: TokenState = {

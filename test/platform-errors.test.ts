@@ -148,7 +148,7 @@ describe('errors and the request pipeline', () => {
   );
 
   it('answers 403 on a route registered without an access declaration', async () => {
-    const { buildPublicApp } = await import('../src/platform/http-app.js');
+    const { buildPublicApp } = await import('../src/platform/http/http-app.js');
     const app = buildPublicApp(service.ctx);
     app.get('/v1/undeclared', async () => ({ secret: true }));
     await app.ready();

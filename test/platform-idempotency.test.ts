@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { RunningService } from '../src/server.js';
-import { routeKeys } from '../src/platform/route-access.js';
+import { routeKeys } from '../src/platform/routes/route-access.js';
 import { newMerchantClient, useTestService } from './support/service.js';
 import { postMember } from './support/fixtures.js';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
-import { compileEntry, isAllowed } from '../src/platform/ip-allowlist.js';
+import { compileEntry, isAllowed } from '../src/platform/http/ip-allowlist.js';
 import { rawRequest } from './support/raw-http.js';
 import { baseUrlFor, clientFor, createKey, createMerchant, useTestService, type Env } from './support/service.js';
 

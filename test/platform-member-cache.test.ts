@@ -2,8 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import type { RunningService } from '../src/server.js';
-import { MemberCache, memberWritesPlugin, ownMemberWriteBypassMs } from '../src/platform/member-cache.js';
-import type { ResolvedMember } from '../src/platform/request-context.js';
+import { MemberCache, memberWritesPlugin, ownMemberWriteBypassMs } from '../src/platform/auth/member-cache.js';
+import type { ResolvedMember } from '../src/platform/http/request-context.js';
 import { newMerchantClient, useTestService } from './support/service.js';
 
 /** The member an `x-on-behalf-of` names, held per process (docs/performance.md, "Request pipeline and the authenticated

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { RunningService } from '../src/server.js';
-import { decide, RateWindows } from '../src/platform/rate-limit.js';
-import { rateBucketFor } from '../src/platform/route-access.js';
+import { decide, RateWindows } from '../src/platform/auth/rate-limit.js';
+import { rateBucketFor } from '../src/platform/routes/route-access.js';
 import { newMerchantClient, useTestService } from './support/service.js';
 
 describe('sliding-window decision', () => {

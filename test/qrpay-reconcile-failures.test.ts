@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import Fastify from 'fastify';
 import type { RunningService } from '../src/server.js';
 import type { ServiceContext } from '../src/service-context.js';
-import { loggerOptions } from '../src/platform/request-log.js';
+import { loggerOptions } from '../src/platform/telemetry/request-log.js';
 import { reconcileDueOrders, reconcileJobName } from '../src/modules/qrpay/reconcile.js';
 import { qrpayOrders } from '../src/modules/qrpay/apply.js';
 import { reconcilePass } from '../src/provider-orders/store.js';

@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Histogram, Registry } from 'prom-client';
-import { LatencyHistogram, httpDurationBuckets } from '../src/platform/metrics.js';
-import { requestIdGenerator } from '../src/platform/request-id.js';
+import { LatencyHistogram, httpDurationBuckets } from '../src/platform/telemetry/metrics.js';
+import { requestIdGenerator } from '../src/platform/http/request-id.js';
 import { Kysely, PostgresDialect } from 'kysely';
 import { ownerAccountsBuilt, ownerAccountsSql } from '../src/modules/balances/queries.js';
 

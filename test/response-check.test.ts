@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import Fastify from 'fastify';
 import { Type } from 'typebox';
-import { installErrorHandling, type AppInstance } from '../src/platform/http-app.js';
+import { installErrorHandling, type AppInstance } from '../src/platform/http/http-app.js';
 import { ApiError } from '../src/platform/errors.js';
 import {
   asJsonData,
@@ -11,10 +11,10 @@ import {
   responseViolations,
   strictSerializerCompiler,
   type ResponseViolation,
-} from '../src/platform/response-check.js';
+} from '../src/platform/http/response-check.js';
 
 /**
- * The strict response check the tests run every service with (platform/response-check.ts): what
+ * The strict response check the tests run every service with (platform/http/response-check.ts): what
  * it reports, and that in `fail` mode a body that does not match its schema is not sent.
  */
 describe('strict response check', () => {

@@ -5,8 +5,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Type } from 'typebox';
 import { MerchantWalletClient } from '../packages/sdk/src/index.js';
-import { buildPublicApp, type AppInstance } from '../src/platform/http-app.js';
-import { router } from '../src/platform/route.js';
+import { buildPublicApp, type AppInstance } from '../src/platform/http/http-app.js';
+import { router } from '../src/platform/routes/route.js';
 import {
   EnvironmentQuery,
   idParams,
@@ -14,19 +14,19 @@ import {
   readList,
   readOne,
   statusPageQuery,
-} from '../src/platform/route-kinds.js';
-import { OperatorEnvironment } from '../src/platform/operator-route.js';
-import { PageQuery, listEnvelope } from '../src/platform/pagination.js';
+} from '../src/platform/routes/route-kinds.js';
+import { OperatorEnvironment } from '../src/platform/routes/operator-route.js';
+import { PageQuery, listEnvelope } from '../src/platform/routes/pagination.js';
 import { registerPublicRoutes } from '../src/routes.js';
-import { isSignedRoute } from '../src/platform/route-access.js';
-import { isSigned } from '../src/platform/openapi.js';
+import { isSignedRoute } from '../src/platform/routes/route-access.js';
+import { isSigned } from '../src/platform/openapi/openapi.js';
 import { AmountError, InsufficientFundsError, parseAmount } from '../src/money/index.js';
 import { mapDomainError } from '../src/api-errors.js';
 import { createKey, createMerchant, type Credentials, useTestService } from './support/service.js';
 import type { RunningService } from '../src/server.js';
 
 /**
- * The route helper (src/platform/route.ts) on a public app of its own, beside the service's:
+ * The route helper (src/platform/routes/route.ts) on a public app of its own, beside the service's:
  * transactional writes go through the response schema before the idempotency record stores
  * them, domain errors are answered with the reference's codes, the principal follows the access
  * declaration, and the declared errors reach the OpenAPI note.
@@ -269,7 +269,7 @@ describe('layers', () => {
   });
 });
 
-describe('route kinds (src/platform/route-kinds.ts)', () => {
+describe('route kinds (src/platform/routes/route-kinds.ts)', () => {
   const Item = Type.Object({ id: Type.String() }, { title: 'Item' });
 
   it('readOne spells out the get-by-id declaration: either principal, the id parameter, 200', () => {

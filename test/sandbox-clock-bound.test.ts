@@ -16,7 +16,7 @@ import { sql } from 'kysely';
 import type { RunningService } from '../src/server.js';
 import { advanceClock, advanceRunMaxMs, advanceStepsMax, type AdvanceBounds } from '../src/modules/sandbox/clock.js';
 import type { TimedProcess } from '../src/jobs/types.js';
-import type { IdempotencyContext } from '../src/platform/request-context.js';
+import type { IdempotencyContext } from '../src/platform/http/request-context.js';
 import { Pacer, pacedDb } from '../src/db/pacing.js';
 import {
   admin,

@@ -9,7 +9,7 @@ import { fundedMember } from './support/fixtures.js';
 import { expectCode } from './support/expect.js';
 import { payNow } from './support/emv.js';
 import { advanceClock, advanceWaitMaxMs } from '../src/modules/sandbox/clock.js';
-import type { IdempotencyContext } from '../src/platform/request-context.js';
+import type { IdempotencyContext } from '../src/platform/http/request-context.js';
 import { withStatusReceiver } from './support/webhook-receiver.js';
 
 const seconds = (a: string, b: string) => (Date.parse(b) - Date.parse(a)) / 1000;

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningService } from '../src/server.js';
-import { consumeNonce, purgeExpiredNonces } from '../src/platform/nonces.js';
-import { sourceSubject } from '../src/platform/rate-limit.js';
-import { ipv6Hextets } from '../src/platform/ip-address.js';
+import { consumeNonce, purgeExpiredNonces } from '../src/platform/writes/nonces.js';
+import { sourceSubject } from '../src/platform/auth/rate-limit.js';
+import { ipv6Hextets } from '../src/platform/http/ip-address.js';
 import { stopsTokens } from '../src/modules/merchants/rules.js';
 import { rawRequest, signedHeaders, type RawResponse } from './support/raw-http.js';
 import {

@@ -19,7 +19,7 @@ import {
 import { SimulatedQrPay } from '../src/upstreams/qrpay/simulator.js';
 import { SimulatedRemittance, nextBusinessDay } from '../src/upstreams/remittance/simulator.js';
 import type { SimulatedProvider } from '../src/upstreams/simulated-provider.js';
-import { loadConfig } from '../src/platform/config.js';
+import { loadConfig } from '../src/platform/config/config.js';
 import { addSandboxOffset } from '../src/platform/queries/clock.js';
 import { admin, createMerchant, newMerchantClient, useTestService, keyClient } from './support/service.js';
 import { expectCode } from './support/expect.js';

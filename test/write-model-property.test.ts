@@ -5,13 +5,13 @@ import fc from 'fast-check';
 import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { verifyLedger } from '../src/money/index.js';
-import type { GroupedWrite } from '../src/platform/write-batch.js';
+import type { GroupedWrite } from '../src/platform/writes/write-batch.js';
 import { admin, newMerchantClient, useTestService } from './support/service.js';
 import { payNow } from './support/emv.js';
 import { sepaPayee, TRON } from './support/fixtures.js';
 
 /**
- * Issue 37, point 5: one property over every group-committed route (a command, src/platform/route.ts),
+ * Issue 37, point 5: one property over every group-committed route (a command, src/platform/routes/route.ts),
  * through the HTTP API and the SDK. Any mix of merchants, members, idempotency keys (new, repeated
  * with the same body, repeated with another body, the same key named by another merchant), nonces
  * (reused too), bad items (unknown member, bad amount, unknown asset, insufficient balance, unknown

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
-import type { AppInstance } from '../platform/http-app.js';
+import type { AppInstance } from '../platform/http/http-app.js';
 import type { ServiceContext } from '../service-context.js';
-import type { PageParams } from '../platform/pagination.js';
+import type { PageParams } from '../platform/routes/pagination.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import { getPayment, listPayments } from '../modules/qrpay/index.js';
 import { getOrder as getRemittance, listOrders as listRemittances } from '../modules/remittance/index.js';

@@ -1,6 +1,6 @@
 import multipart from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppInstance } from '../platform/http-app.js';
+import type { AppInstance } from '../platform/http/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import {
   type BrandingChange,

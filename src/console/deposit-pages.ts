@@ -1,4 +1,4 @@
-import type { AppInstance } from '../platform/http-app.js';
+import type { AppInstance } from '../platform/http/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
 

@@ -5,7 +5,7 @@
  * all answer the same page (refusedPage).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppInstance } from '../platform/app-instance.js';
+import type { AppInstance } from '../platform/http/app-instance.js';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
 import { html } from '../modules/hosted-screens/index.js';

@@ -1,9 +1,9 @@
 // Over 300 lines: one page (the sandbox helpers) and the handlers of its forms, each re-rendering it with its
 // answer or problem.
-import type { AppInstance } from '../platform/http-app.js';
+import type { AppInstance } from '../platform/http/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
-import { validatorCompiler } from '../platform/validation.js';
+import { validatorCompiler } from '../platform/http/validation.js';
 import { completeInSandbox, html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import { AuthorizationBodySchema, authorize, sandboxAdvance, sandboxShip } from '../modules/cards/index.js';
 import { sandboxReview } from '../modules/kyc/index.js';

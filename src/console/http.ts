@@ -4,7 +4,7 @@ import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
-import { configuredKey } from '../platform/keys.js';
+import { configuredKey } from '../platform/auth/keys.js';
 import {
   cookieFrom,
   csrfToken,

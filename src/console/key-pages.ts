@@ -5,9 +5,9 @@
  * one-key-pages.ts.
  */
 import type { FastifyReply } from 'fastify';
-import type { AppInstance } from '../platform/http-app.js';
+import type { AppInstance } from '../platform/http/http-app.js';
 import type { ServiceContext } from '../service-context.js';
-import { restrictedScopes, scopeCatalogue } from '../platform/scopes.js';
+import { restrictedScopes, scopeCatalogue } from '../platform/auth/scopes.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import { createKey, splitScopes } from '../modules/merchants/index.js';
 import { attempt, type PageRequest } from './http.js';

@@ -5,7 +5,7 @@
  */
 import type { Selectable } from 'kysely';
 import type { ApiKeysTable } from '../platform/tables.js';
-import { describeEntry, isAllowed } from '../platform/ip-allowlist.js';
+import { describeEntry, isAllowed } from '../platform/http/ip-allowlist.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import type { KeyWithSecrets } from '../modules/merchants/index.js';
 import { allowlistLines } from './rules.js';

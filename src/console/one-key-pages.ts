@@ -4,7 +4,7 @@
  * is the merchants area's own function (updateKey, rotateKey) with the operator API's rules.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppInstance } from '../platform/http-app.js';
+import type { AppInstance } from '../platform/http/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../platform/http-app.js';
+import type { AppInstance } from '../platform/http/http-app.js';
 import type { ServiceContext } from '../service-context.js';
-import { OperatorIdParams as IdParams, Time, TimeOrNull, operatorRouter } from '../platform/operator-route.js';
+import { OperatorIdParams as IdParams, Time, TimeOrNull, operatorRouter } from '../platform/routes/operator-route.js';
 import { consoleErrors, inviteUser, listConsoleUsers, patchUser, resetSecondFactor } from './service.js';
 import { consoleRoles } from './rules.js';
 

@@ -1,4 +1,4 @@
-import type { AppInstance, RouteModule } from '../platform/http-app.js';
+import type { AppInstance, RouteModule } from '../platform/http/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import type { TimedProcess } from '../jobs/types.js';
 import { ApiError } from '../platform/errors.js';

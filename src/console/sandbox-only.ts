@@ -2,7 +2,7 @@
  * The console's sandbox-only pages (the sandbox tools, the test helpers): in production they do
  * not exist (404), and a change needs a role with `sandbox.write` (checked on the server).
  */
-import type { AppInstance } from '../platform/app-instance.js';
+import type { AppInstance } from '../platform/http/app-instance.js';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
 import { type PageRequest } from './http.js';

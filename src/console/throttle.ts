@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, Db } from '../db/schema.js';
-import { sourceSubject } from '../platform/rate-limit.js';
+import { sourceSubject } from '../platform/auth/rate-limit.js';
 import {
   clearFailures,
   countFailures,

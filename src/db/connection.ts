@@ -8,7 +8,7 @@ import type { Database } from './schema.js';
 import { EmbeddedStatements } from './pglite-statements.js';
 import { registerDirectRunner } from './direct.js';
 import { parseDatabaseTarget, ServerList } from './hosts.js';
-import { tracing } from '../platform/telemetry.js';
+import { tracing } from '../platform/telemetry/telemetry.js';
 
 export type DatabaseKind = 'embedded' | 'postgres';
 

@@ -10,11 +10,11 @@ import {
   type KeysetRow,
   type ListEnvelope,
   type PageParams,
-} from '../platform/pagination.js';
+} from '../platform/routes/pagination.js';
 
 /**
  * The keyset walks every list's query goes through (the page rules, cursors and envelope are
- * platform/pagination.ts): query-builder utilities that the areas' queries hand their filtered
+ * platform/routes/pagination.ts): query-builder utilities that the areas' queries hand their filtered
  * select to.
  */
 

@@ -3,7 +3,7 @@
  * together) and runs them as one batch at the end of the turn (`setImmediate`), at most `max` to a
  * batch; more waiting start further batches at once. Each call gets its own output, or the
  * batch's error. Used for statements that serve many requests at once: the nonces of signed
- * requests (platform/nonce-batch.ts) and keyed reads (`readRowsByKey`, direct.ts).
+ * requests (platform/writes/nonce-batch.ts) and keyed reads (`readRowsByKey`, direct.ts).
  */
 export class TurnBatcher<I, O> {
   private waiting: Array<{ item: I; resolve: (output: O) => void; reject: (err: unknown) => void }> = [];

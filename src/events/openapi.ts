@@ -3,7 +3,7 @@ import {
   defaultWebhookDisableAfterFailingMs,
   defaultWebhookRetryScheduleMs,
   webhookDeliveryTimeoutContractMs,
-} from '../platform/config-values.js';
+} from '../platform/config/config-values.js';
 
 /**
  * The OpenAPI 3.1 `webhooks` of the public document: the request the service sends to a

@@ -1,8 +1,8 @@
 import type { Ticker } from './types.js';
-import { purgeExpiredNonces } from '../platform/nonces.js';
-import { purgeExpiredKeys } from '../platform/idempotency.js';
-import { purgeOldWindows } from '../platform/rate-limit.js';
-import { purgeExpiredTokens } from '../platform/auth.js';
+import { purgeExpiredNonces } from '../platform/writes/nonces.js';
+import { purgeExpiredKeys } from '../platform/writes/idempotency.js';
+import { purgeOldWindows } from '../platform/auth/rate-limit.js';
+import { purgeExpiredTokens } from '../platform/auth/auth.js';
 
 /** Drops the platform's expired rows: nonces, idempotency keys, rate windows, access tokens. */
 export const housekeepingTicker: Ticker = {

@@ -2,7 +2,7 @@ import type { ServiceContext } from '../service-context.js';
 import { claim, complete, release, renewLease, retryLater, type ClaimedJob } from './queries.js';
 import { reportFailure } from './failures.js';
 import { CoalescedRun } from './coalesced-run.js';
-import { tracing } from '../platform/telemetry.js';
+import { tracing } from '../platform/telemetry/telemetry.js';
 import { RetryLater, type BatchQueue, type BatchWorker, type JobHandler } from './types.js';
 
 /** Exponential backoff with full jitter: base·2^(attempt-1), capped. */

@@ -1,8 +1,8 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { ServiceContext } from '../service-context.js';
 import { ApiError } from '../platform/errors.js';
-import { createBaseApp, registerModules, type AppInstance } from '../platform/http-app.js';
-import { registerOperatorOpenApi } from '../platform/openapi-operator.js';
+import { createBaseApp, registerModules, type AppInstance } from '../platform/http/http-app.js';
+import { registerOperatorOpenApi } from '../platform/openapi/openapi-operator.js';
 import { operatorRouteModules } from './routes.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();

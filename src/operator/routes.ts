@@ -1,5 +1,5 @@
-import type { RouteModule } from '../platform/http-app.js';
-import { healthRoutes } from '../platform/health.js';
+import type { RouteModule } from '../platform/http/http-app.js';
+import { healthRoutes } from '../platform/http/health.js';
 import { merchantOperatorRoutes } from '../modules/merchants/index.js';
 import { assetOperatorRoutes } from '../modules/assets/index.js';
 import { balanceOperatorRoutes } from '../modules/balances/index.js';

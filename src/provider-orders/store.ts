@@ -9,7 +9,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Environment } from '../db/columns.js';
-import type { Config } from '../platform/config.js';
+import type { Config } from '../platform/config/config.js';
 import { reportFailure } from '../jobs/failures.js';
 import {
   isOpenOrder,

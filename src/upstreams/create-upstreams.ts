@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { Config } from '../platform/config.js';
+import type { Config } from '../platform/config/config.js';
 import { createClock, type Clock } from '../platform/clock.js';
-import { tracing } from '../platform/telemetry.js';
+import { tracing } from '../platform/telemetry/telemetry.js';
 import { SimulatedCard } from './card/simulator.js';
 import { SimulatedChain } from './chain/simulator.js';
 import type { Upstreams } from './index.js';

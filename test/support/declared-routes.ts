@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import type { RouteOptions } from 'fastify';
-import { buildPublicApp } from '../../src/platform/http-app.js';
-import type { RouteAccess } from '../../src/platform/route-access.js';
+import { buildPublicApp } from '../../src/platform/http/http-app.js';
+import type { RouteAccess } from '../../src/platform/routes/route-access.js';
 import { registerPublicRoutes } from '../../src/routes.js';
 import type { RunningService } from '../../src/server.js';
 

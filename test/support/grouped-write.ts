@@ -1,9 +1,9 @@
 /**
- * Writes handed straight to the write group or the batch runner (src/platform/write-group.ts,
+ * Writes handed straight to the write group or the batch runner (src/platform/writes/write-group.ts,
  * write-batch.ts), as a route would hand them: test/group-commit.test.ts, test/deposits-batch.test.ts.
  */
 import { randomUUID } from 'node:crypto';
-import type { GroupedWrite } from '../../src/platform/write-batch.js';
+import type { GroupedWrite } from '../../src/platform/writes/write-batch.js';
 
 /** A signed request's nonce of merchant `merchantId`'s sandbox, stamped now. */
 export const freshNonce = (merchantId: string, nonce: string = randomUUID()) => ({

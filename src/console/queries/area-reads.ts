@@ -1,6 +1,6 @@
 import type { Db, Environment } from '../../db/schema.js';
 import { inScope } from '../../db/owned-by.js';
-import { type PageParams } from '../../platform/pagination.js';
+import { type PageParams } from '../../platform/routes/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
 
 /** Reads of other areas' tables the console shows (the writes go through their areas' services). */

@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import type { Db, Environment } from '../../db/schema.js';
 import { inScope } from '../../db/owned-by.js';
 import { newId } from '../../platform/ids.js';
-import { type PageParams } from '../../platform/pagination.js';
+import { type PageParams } from '../../platform/routes/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
 import type { ConsoleAuditTable } from '../tables.js';
 

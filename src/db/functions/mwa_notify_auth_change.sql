@@ -2,7 +2,7 @@
 --
 -- Every update or delete of a key, a merchant or a token notifies channel `mwa_auth`, so each
 -- process can hold token, key and merchant state in memory and forget it the moment it changes
--- (src/platform/auth-cache.ts). Statement-level triggers: one notification per statement, and
+-- (src/platform/auth/auth-cache.ts). Statement-level triggers: one notification per statement, and
 -- PostgreSQL folds identical notifications of one transaction into one, delivered at its commit.
 --
 -- Triggers (created by migration 024): api_keys_notify_auth_change, merchants_notify_auth_change,

@@ -3,7 +3,7 @@
 -- Every update or delete of members notifies channel `mwa_member` with the ids of the rows it
 -- touched (comma-separated), or `*` when there are more than fit one notification (100), so each
 -- process can hold the member an `x-on-behalf-of` names (id, status, KYC level) and forget it the
--- moment it changes (src/platform/member-cache.ts). Statement-level triggers with a transition
+-- moment it changes (src/platform/auth/member-cache.ts). Statement-level triggers with a transition
 -- table: one notification per statement, delivered at the commit.
 --
 -- Triggers (created by migration 027): members_notify_update, members_notify_delete (AFTER UPDATE /

@@ -6,7 +6,7 @@ import { applyStoredFunction } from '../stored-functions.js';
  *
  * Every update or delete of a key, a merchant or a token notifies channel `mwa_auth`, so each
  * process can hold token, key and merchant state in memory and forget it the moment it changes
- * (src/platform/auth-cache.ts). Statement-level triggers: one notification per statement, and
+ * (src/platform/auth/auth-cache.ts). Statement-level triggers: one notification per statement, and
  * PostgreSQL folds identical notifications of one transaction into one, delivered at its commit.
  *
  * `mwa_post_entry` posts one balanced entry in one round trip (src/ledger/ledger.ts, `postEntry`):

@@ -6,7 +6,7 @@ import { applyStoredFunction } from '../stored-functions.js';
  * of members notifies channel `mwa_member` with the ids of the rows it touched (comma-separated),
  * or `*` when there are more than fit one notification, so each process can hold the member an
  * `x-on-behalf-of` names (id, status, KYC level) and forget it the moment it changes
- * (src/platform/member-cache.ts). Statement-level triggers with a transition table: one
+ * (src/platform/auth/member-cache.ts). Statement-level triggers with a transition table: one
  * notification per statement, delivered at the commit.
  *
  * Every insert, update or delete of `assets` or `asset_networks` notifies channel `mwa_asset`, so

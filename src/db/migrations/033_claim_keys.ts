@@ -1,8 +1,8 @@
 /**
- * `mwa_claim_keys` opens a group commit's batch in one statement (src/platform/write-batch.ts,
+ * `mwa_claim_keys` opens a group commit's batch in one statement (src/platform/writes/write-batch.ts,
  * `runWriteBatch`; docs/group-commit.md):
  * 1. the merchants' write locks, waited for, in the given order;
- * 2. the signed requests' nonces, consumed as `consumeNonce` does (src/platform/nonces.ts: a new
+ * 2. the signed requests' nonces, consumed as `consumeNonce` does (src/platform/writes/nonces.ts: a new
  *    row, or an expired one taken over; else the nonce is used), in one sorted order (byte order,
  *    as the nonce batcher sorts its statements') so that two transactions consuming the same
  *    nonces cannot wait in a cycle; a nonce named twice in the batch is fresh for its first

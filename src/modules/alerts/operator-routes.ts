@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import { ApiError } from '../../platform/errors.js';
-import { OperatorEnvironment, Time, TimeOrNull } from '../../platform/operator-route.js';
-import { operatorRoutes } from '../../platform/route-module.js';
-import { operatorList } from '../../platform/route-kinds.js';
-import { PageQuery, mapPage } from '../../platform/pagination.js';
+import { OperatorEnvironment, Time, TimeOrNull } from '../../platform/routes/operator-route.js';
+import { operatorRoutes } from '../../platform/routes/route-module.js';
+import { operatorList } from '../../platform/routes/route-kinds.js';
+import { PageQuery, mapPage } from '../../platform/routes/pagination.js';
 import { alertPage, resolveAlert } from './queries.js';
 
 const Alert = Type.Object(

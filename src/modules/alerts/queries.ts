@@ -1,7 +1,7 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import { newId } from '../../platform/ids.js';
-import { type ListEnvelope, type PageParams } from '../../platform/pagination.js';
+import { type ListEnvelope, type PageParams } from '../../platform/routes/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
 import type { OperatorAlertsTable } from './tables.js';
 

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Asset } from './rules.js';
-import { NotifiedCache } from '../../platform/notified-cache.js';
+import { NotifiedCache } from '../../platform/auth/notified-cache.js';
 
 /** The channel migration 027's triggers notify on every change of `assets` or `asset_networks`. */
 export const assetChangeChannel = 'mwa_asset';

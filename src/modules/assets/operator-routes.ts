@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { operatorRoutes } from '../../platform/route-module.js';
-import { constantList, listEnvelope } from '../../platform/pagination.js';
+import { operatorRoutes } from '../../platform/routes/route-module.js';
+import { constantList, listEnvelope } from '../../platform/routes/pagination.js';
 import { parseAmount } from '../../money/index.js';
 import { assetCodePattern, assetTypes, checkAddressPattern, networkCodePattern, operatorAssetView } from './rules.js';
 import { createAsset, getAsset, listAssets, putAssetNetwork, setAssetEnabled } from './queries.js';

@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Database, Db } from '../../db/schema.js';
 import { ApiError } from '../../platform/errors.js';
-import { mapPage, type ListEnvelope } from '../../platform/pagination.js';
+import { mapPage, type ListEnvelope } from '../../platform/routes/pagination.js';
 import { minorFromDb } from '../../money/index.js';
 import { sqlState } from '../../money/index.js';
 import type { AssetType } from '../../money/index.js';

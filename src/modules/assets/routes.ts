@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
+import type { AppInstance } from '../../platform/http/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { publicAssetView } from './rules.js';
 import { listAssets } from './queries.js';
-import { router } from '../../platform/route.js';
+import { router } from '../../platform/routes/route.js';
 
 const AssetItem = Type.Object(
   {

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
+import type { AppInstance } from '../../platform/http/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { router } from '../../platform/route.js';
+import { router } from '../../platform/routes/route.js';
 import { exchangeErrors, exchangeWithLimits } from './service.js';
 
 const TokenResponse = Type.Object(

@@ -3,10 +3,10 @@ import type { Database, Environment } from '../../db/schema.js';
 import type { ErrorCode } from '../../platform/errors.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
-import { checkIp, checkMerchantStatus, keyUsable } from '../../platform/auth.js';
+import { checkIp, checkMerchantStatus, keyUsable } from '../../platform/auth/auth.js';
 import { randomToken, sha256Hex } from '../../platform/ids.js';
-import { consume, refund, sourceSubject } from '../../platform/rate-limit.js';
-import { rateLimitsPerMinute } from '../../platform/route-access.js';
+import { consume, refund, sourceSubject } from '../../platform/auth/rate-limit.js';
+import { rateLimitsPerMinute } from '../../platform/routes/route-access.js';
 import { findKeyByClientId, insertToken, type VerifiedKey } from './queries.js';
 
 export interface TokenExchangeResult {

@@ -3,7 +3,7 @@ import type { Database, Db } from '../../db/schema.js';
 import type { Clock } from '../../platform/clock.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
-import { mapPage, type PageParams } from '../../platform/pagination.js';
+import { mapPage, type PageParams } from '../../platform/routes/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
 import { accountBalance, formatAmount, parseAmount } from '../../money/index.js';
 import { getAsset } from '../assets/index.js';

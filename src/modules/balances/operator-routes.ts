@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { OperatorEnvironment, OperatorIdParams as MerchantParams } from '../../platform/operator-route.js';
-import { operatorRoutes } from '../../platform/route-module.js';
+import { OperatorEnvironment, OperatorIdParams as MerchantParams } from '../../platform/routes/operator-route.js';
+import { operatorRoutes } from '../../platform/routes/route-module.js';
 import { verifyLedger } from '../../money/index.js';
 import { adjustCustody, creditPrepaid } from './service.js';
 

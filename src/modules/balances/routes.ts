@@ -1,11 +1,11 @@
 import { Type } from 'typebox';
-import { PageQuery, constantList } from '../../platform/pagination.js';
+import { PageQuery, constantList } from '../../platform/routes/pagination.js';
 import { memberBalances, merchantBalances } from './queries.js';
-import { publicRoutes } from '../../platform/route-module.js';
+import { publicRoutes } from '../../platform/routes/route-module.js';
 import { ApiError } from '../../platform/errors.js';
 import type { ClockScope } from '../../platform/clock.js';
 import { createMonitor, deleteMonitor, listMonitors, monitorErrors, monitorsMax } from './monitors.js';
-import { idParams, readList } from '../../platform/route-kinds.js';
+import { idParams, readList } from '../../platform/routes/route-kinds.js';
 
 const BalanceMonitor = Type.Object(
   {

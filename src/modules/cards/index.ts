@@ -4,8 +4,8 @@
  * use (the merchant console's card pages). Another area imports this file and nothing else of
  * `cards/` (`npm run lint:deps`).
  */
-import type { AppInstance } from '../../platform/http-app.js';
-import { router } from '../../platform/route.js';
+import type { AppInstance } from '../../platform/http/http-app.js';
+import { router } from '../../platform/routes/route.js';
 import type { ServiceContext } from '../../service-context.js';
 import { topUpRoutes } from './topups/routes.js';
 import { transactionRoutes } from './transactions/routes.js';

@@ -2,7 +2,7 @@ import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import { inScope, ownedBy } from '../../db/owned-by.js';
 import type { DepositsTable } from './tables.js';
-import { type ListEnvelope, type PageParams } from '../../platform/pagination.js';
+import { type ListEnvelope, type PageParams } from '../../platform/routes/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
 import type { Caller } from '../../platform/caller.js';
 

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import { MemberAssetCreatedFilter, MemberRef } from '../../platform/list-filters.js';
-import { publicRoutes } from '../../platform/route-module.js';
-import { idParams, readList, readOne } from '../../platform/route-kinds.js';
-import { PageQuery } from '../../platform/pagination.js';
+import { MemberAssetCreatedFilter, MemberRef } from '../../platform/routes/list-filters.js';
+import { publicRoutes } from '../../platform/routes/route-module.js';
+import { idParams, readList, readOne } from '../../platform/routes/route-kinds.js';
+import { PageQuery } from '../../platform/routes/pagination.js';
 import { createDeposits, depositErrors, getDeposit, listDeposits } from './service.js';
 
 const Deposit = Type.Object(

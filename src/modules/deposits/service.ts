@@ -3,7 +3,7 @@ import type { Database, Environment, Db } from '../../db/schema.js';
 import type { DepositsTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
-import { constantList } from '../../platform/pagination.js';
+import { constantList } from '../../platform/routes/pagination.js';
 import {
   depositLines,
   entryKinds,

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import { ApiError, positiveAmount } from '../../platform/errors.js';
-import { OperatorEnvironment, OperatorIdParams as IdParams } from '../../platform/operator-route.js';
-import { operatorRoutes } from '../../platform/route-module.js';
-import { operatorList, EnvironmentQuery } from '../../platform/route-kinds.js';
-import { constantList } from '../../platform/pagination.js';
+import { OperatorEnvironment, OperatorIdParams as IdParams } from '../../platform/routes/operator-route.js';
+import { operatorRoutes } from '../../platform/routes/route-module.js';
+import { operatorList, EnvironmentQuery } from '../../platform/routes/route-kinds.js';
+import { constantList } from '../../platform/routes/pagination.js';
 import { newId } from '../../platform/ids.js';
 import { parseAmount } from '../../money/index.js';
 import { getAsset } from '../assets/index.js';

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { constantList } from '../../platform/pagination.js';
-import { idParams, readList, readOne, statusPageQuery } from '../../platform/route-kinds.js';
-import { publicRoutes } from '../../platform/route-module.js';
+import { constantList } from '../../platform/routes/pagination.js';
+import { idParams, readList, readOne, statusPageQuery } from '../../platform/routes/route-kinds.js';
+import { publicRoutes } from '../../platform/routes/route-module.js';
 import { earnErrors, getOrder, listOrders, listPositions, listProducts, redeem, subscribe } from './service.js';
 
 const tags = ['Earn'];

@@ -11,7 +11,7 @@ import { ownerColumns } from '../../db/owned-by.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
-import { type PageParams } from '../../platform/pagination.js';
+import { type PageParams } from '../../platform/routes/pagination.js';
 import { keysetPage, viewPage } from '../../db/keyset-page.js';
 import {
   earnMaturityLines,

@@ -5,7 +5,7 @@ import type { Database, Db } from '../../db/schema.js';
 import { inScope } from '../../db/owned-by.js';
 import { eventBody, eventTypes, isEventType, type StoredEvent } from '../../events/index.js';
 import { withPrefix } from '../../platform/ids.js';
-import { constantList, type ListEnvelope } from '../../platform/pagination.js';
+import { constantList, type ListEnvelope } from '../../platform/routes/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
 import type { MerchantScope } from '../../platform/caller.js';
 import type { ClockScope } from '../../platform/clock.js';

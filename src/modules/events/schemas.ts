@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { PageQuery } from '../../platform/pagination.js';
-import { idParams } from '../../platform/route-kinds.js';
+import { PageQuery } from '../../platform/routes/pagination.js';
+import { idParams } from '../../platform/routes/route-kinds.js';
 
 /** The event object: exactly the webhook body (the reference's Events section; `eventBody` renders both). */
 export const Event = Type.Object(

@@ -8,7 +8,7 @@
 import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import { ApiError, positiveAmount } from '../../platform/errors.js';
-import { type PageParams } from '../../platform/pagination.js';
+import { type PageParams } from '../../platform/routes/pagination.js';
 import { keysetPage, viewPage } from '../../db/keyset-page.js';
 import { formatAmount, minorFromDb, parseAmount } from '../../money/index.js';
 import {

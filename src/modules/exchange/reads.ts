@@ -6,7 +6,7 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
-import { type ListEnvelope, type PageParams } from '../../platform/pagination.js';
+import { type ListEnvelope, type PageParams } from '../../platform/routes/pagination.js';
 import { keysetPage, viewPage } from '../../db/keyset-page.js';
 import { expireQuotes, findOrder, ordersQuery, type Db } from './queries.js';
 import { emitOrderEvent } from './service.js';

@@ -1,6 +1,6 @@
-import { constantList } from '../../platform/pagination.js';
-import { readList, readOne, statusPageQuery } from '../../platform/route-kinds.js';
-import { publicRoutes } from '../../platform/route-module.js';
+import { constantList } from '../../platform/routes/pagination.js';
+import { readList, readOne, statusPageQuery } from '../../platform/routes/route-kinds.js';
+import { publicRoutes } from '../../platform/routes/route-module.js';
 import { stepUpCall } from '../step-up/index.js';
 import { conversionErrors, createConversion, refuseQuoteId } from './conversions.js';
 import { conversionPairs } from './directions.js';

@@ -1,6 +1,6 @@
 /** The exchange routes' schemas (TypeBox): quotes, orders, merchant conversions and their pairs. */
 import { Type } from 'typebox';
-import { idParams } from '../../platform/route-kinds.js';
+import { idParams } from '../../platform/routes/route-kinds.js';
 
 export const tags = ['Exchange'];
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);

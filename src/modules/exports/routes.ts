@@ -1,11 +1,11 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
+import type { AppInstance } from '../../platform/http/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { router } from '../../platform/route.js';
-import { idParams, readList } from '../../platform/route-kinds.js';
-import { mount } from '../../platform/route-mount.js';
+import { router } from '../../platform/routes/route.js';
+import { idParams, readList } from '../../platform/routes/route-kinds.js';
+import { mount } from '../../platform/routes/route-mount.js';
 import { ApiError } from '../../platform/errors.js';
-import { PageQuery } from '../../platform/pagination.js';
+import { PageQuery } from '../../platform/routes/pagination.js';
 import { exportKinds } from './queries/kinds.js';
 import { createExport, exportErrors, getExport, listExports } from './service.js';
 import { exportFileHeaders, openExportFile } from './file.js';

@@ -5,7 +5,7 @@ import type { Database, Db } from '../../db/schema.js';
 import type { Clock } from '../../platform/clock.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { mapPage, type PageParams } from '../../platform/pagination.js';
+import { mapPage, type PageParams } from '../../platform/routes/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
 import { enqueue } from '../../jobs/queries.js';
 import { recordEvent } from '../../events/index.js';

@@ -6,7 +6,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
  * a POST is accepted only when its field equals the HMAC of its own cookie and ticket. Another
  * site can make a browser send the cookie (not under SameSite=Strict) but cannot read it or the
  * page, so it cannot produce the field; a token taken from one ticket's page is worthless for
- * another ticket. The key is derived from HOSTED_SCREEN_KEY (platform/keys.ts). Pure functions.
+ * another ticket. The key is derived from HOSTED_SCREEN_KEY (platform/auth/keys.ts). Pure functions.
  */
 
 export const csrfCookieName = 'mwa_hosted_csrf';

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { OperatorEnvironment, OperatorIdParams } from '../../platform/operator-route.js';
-import { operatorRoutes } from '../../platform/route-module.js';
-import { EnvironmentQuery } from '../../platform/route-kinds.js';
+import { OperatorEnvironment, OperatorIdParams } from '../../platform/routes/operator-route.js';
+import { operatorRoutes } from '../../platform/routes/route-module.js';
+import { EnvironmentQuery } from '../../platform/routes/route-kinds.js';
 import { getMerchant } from '../merchants/index.js';
 import { frameAncestorsMax } from './security-headers.js';
 import { getFrameAncestors, hostedScreenErrors, setFrameAncestors } from './service.js';

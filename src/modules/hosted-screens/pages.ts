@@ -1,9 +1,9 @@
 import multipart from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppInstance } from '../../platform/http-app.js';
+import type { AppInstance } from '../../platform/http/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
-import { configuredKey } from '../../platform/keys.js';
+import { configuredKey } from '../../platform/auth/keys.js';
 import {
   csrfCookieName,
   csrfSetCookie,

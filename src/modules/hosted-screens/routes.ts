@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import type { AppInstance, RouteModule } from '../../platform/http-app.js';
+import type { AppInstance, RouteModule } from '../../platform/http/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { router } from '../../platform/route.js';
+import { router } from '../../platform/routes/route.js';
 import { registerHostedPages } from './pages.js';
 import { screenRegistry, sandboxOutcomes, type HostedScreen } from './screen.js';
 import { completeInSandbox, getFrameAncestors, hostedScreenErrors, setFrameAncestors } from './service.js';

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { DerivedKeyLabel } from '../../platform/keys.js';
+import type { DerivedKeyLabel } from '../../platform/auth/keys.js';
 import type { KycImageKind } from './tables.js';
 
 /**

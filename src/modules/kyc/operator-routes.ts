@@ -1,9 +1,9 @@
 // Over 300 lines: the operator's KYC review queue, its routes beside the response schemas they declare.
 import { Type } from 'typebox';
-import { OperatorEnvironment, OperatorIdParams, Time, TimeOrNull } from '../../platform/operator-route.js';
-import { operatorRoutes } from '../../platform/route-module.js';
-import { decodeCursor, encodeCursor, pageSize, PageQuery } from '../../platform/pagination.js';
-import { configuredKey } from '../../platform/keys.js';
+import { OperatorEnvironment, OperatorIdParams, Time, TimeOrNull } from '../../platform/routes/operator-route.js';
+import { operatorRoutes } from '../../platform/routes/route-module.js';
+import { decodeCursor, encodeCursor, pageSize, PageQuery } from '../../platform/routes/pagination.js';
+import { configuredKey } from '../../platform/auth/keys.js';
 import { ApiError } from '../../platform/errors.js';
 import { imageKeyLabel, openImage } from './images.js';
 import {
@@ -21,7 +21,7 @@ import { formatAmount, parseAmount } from '../../money/index.js';
 import { businessPattern, orderRequirements } from './rules.js';
 import { kycErrors } from './service.js';
 import { reviewMember, reviewProfile } from './review.js';
-import { EnvironmentQuery } from '../../platform/route-kinds.js';
+import { EnvironmentQuery } from '../../platform/routes/route-kinds.js';
 
 /**
  * Operator calls of the KYC area: the member review of extensions 2 (now through the profile's

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import { MemberRef } from '../../platform/list-filters.js';
-import { constantList } from '../../platform/pagination.js';
-import { publicRoutes } from '../../platform/route-module.js';
-import { idParams, readList, readOne } from '../../platform/route-kinds.js';
+import { MemberRef } from '../../platform/routes/list-filters.js';
+import { constantList } from '../../platform/routes/pagination.js';
+import { publicRoutes } from '../../platform/routes/route-module.js';
+import { idParams, readList, readOne } from '../../platform/routes/route-kinds.js';
 import { hostedOrigin } from '../hosted-screens/index.js';
 import { requirementsOf } from './queries.js';
 import { orderRequirements } from './rules.js';

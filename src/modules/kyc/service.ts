@@ -4,7 +4,7 @@ import { ownerColumns } from '../../db/owned-by.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { configuredKey } from '../../platform/keys.js';
+import { configuredKey } from '../../platform/auth/keys.js';
 import { issueTicket, ticketView } from '../hosted-screens/index.js';
 import { imageKeyLabel, sealedImageColumns } from './images.js';
 import {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Environment, Db } from '../../db/schema.js';
 import { baseBucket, formatAmount, minorFromDb } from '../../money/index.js';
-import { type ListEnvelope, type PageParams } from '../../platform/pagination.js';
+import { type ListEnvelope, type PageParams } from '../../platform/routes/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
 
 /**

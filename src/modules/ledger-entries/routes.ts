@@ -1,11 +1,11 @@
 import { Type } from 'typebox';
-import { MemberAssetCreatedFilter } from '../../platform/list-filters.js';
-import { publicRoutes } from '../../platform/route-module.js';
+import { MemberAssetCreatedFilter } from '../../platform/routes/list-filters.js';
+import { publicRoutes } from '../../platform/routes/route-module.js';
 import { ApiError } from '../../platform/errors.js';
-import { PageQuery, constantList } from '../../platform/pagination.js';
+import { PageQuery, constantList } from '../../platform/routes/pagination.js';
 import { resolveMember } from '../members/index.js';
 import { entryPage, findEntry, storedEntryId } from './queries.js';
-import { idParams, readList, readOne } from '../../platform/route-kinds.js';
+import { idParams, readList, readOne } from '../../platform/routes/route-kinds.js';
 
 const LedgerLine = Type.Object(
   {

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
-import { publicRoutes } from '../../platform/route-module.js';
+import { publicRoutes } from '../../platform/routes/route-module.js';
 import { CreateMemberBody, Member, MemberIdParams } from './schemas.js';
 import { createMembers, getMember, memberErrors, memberView, revokeSessions, suspendMember } from './service.js';
 import { profileStatusOf } from '../kyc/index.js';
-import { idParams, readOne } from '../../platform/route-kinds.js';
+import { idParams, readOne } from '../../platform/routes/route-kinds.js';
 
 const tags = ['Members'];
 

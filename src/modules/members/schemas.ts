@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { MemberRef } from '../../platform/list-filters.js';
+import { MemberRef } from '../../platform/routes/list-filters.js';
 
 export const externalMemberIdPattern = '^[A-Za-z0-9_.:-]{1,64}$';
 

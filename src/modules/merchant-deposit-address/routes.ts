@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { publicRoutes } from '../../platform/route-module.js';
-import { readList } from '../../platform/route-kinds.js';
-import { PageQuery } from '../../platform/pagination.js';
+import { publicRoutes } from '../../platform/routes/route-module.js';
+import { readList } from '../../platform/routes/route-kinds.js';
+import { PageQuery } from '../../platform/routes/pagination.js';
 import { depositAddressErrors, listDepositAddresses, requestAddress, storeAddress } from './service.js';
 
 const tags = ['Merchant'];

@@ -2,7 +2,7 @@ import type { Selectable, Transaction } from 'kysely';
 import type { Database, Db } from '../../db/schema.js';
 import type { DepositAddressesTable } from './tables.js';
 import type { ServiceContext } from '../../service-context.js';
-import type { IdempotencyContext } from '../../platform/request-context.js';
+import type { IdempotencyContext } from '../../platform/http/request-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { sha256Hex } from '../../platform/ids.js';
 import { keysetPage } from '../../db/keyset-page.js';

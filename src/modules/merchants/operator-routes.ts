@@ -1,6 +1,11 @@
 import { Type } from 'typebox';
-import { OperatorEnvironment, OperatorIdParams as IdParams, Time, TimeOrNull } from '../../platform/operator-route.js';
-import { operatorRoutes } from '../../platform/route-module.js';
+import {
+  OperatorEnvironment,
+  OperatorIdParams as IdParams,
+  Time,
+  TimeOrNull,
+} from '../../platform/routes/operator-route.js';
+import { operatorRoutes } from '../../platform/routes/route-module.js';
 import { approveScopes, createKey, rotateKey, updateKey } from './service.js';
 import { createMerchant, getMerchant, setMerchantStatus } from './queries.js';
 import { merchantStatuses, splitScopes } from './rules.js';

@@ -1,7 +1,7 @@
 import type { Environment } from '../../db/columns.js';
 import { invalidFields } from '../../platform/errors.js';
-import { parseAllowlist } from '../../platform/ip-allowlist.js';
-import { normaliseScopes, restrictedScopes } from '../../platform/scopes.js';
+import { parseAllowlist } from '../../platform/http/ip-allowlist.js';
+import { normaliseScopes, restrictedScopes } from '../../platform/auth/scopes.js';
 
 /** Pure rules of merchants and their API keys. */
 

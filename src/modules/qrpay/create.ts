@@ -6,7 +6,7 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
-import type { IdempotencyContext } from '../../platform/request-context.js';
+import type { IdempotencyContext } from '../../platform/http/request-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { minorFromDb, postEntryOrRefuse, qrpayFreezeLines, qrpayEntryKinds } from '../../money/index.js';

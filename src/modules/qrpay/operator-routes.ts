@@ -1,8 +1,13 @@
 import { Type } from 'typebox';
 import { ApiError } from '../../platform/errors.js';
-import { OperatorEnvironment, OperatorIdParams as IdParams, Time, TimeOrNull } from '../../platform/operator-route.js';
-import { operatorRoutes } from '../../platform/route-module.js';
-import { PageQuery, constantList, listEnvelope } from '../../platform/pagination.js';
+import {
+  OperatorEnvironment,
+  OperatorIdParams as IdParams,
+  Time,
+  TimeOrNull,
+} from '../../platform/routes/operator-route.js';
+import { operatorRoutes } from '../../platform/routes/route-module.js';
+import { PageQuery, constantList, listEnvelope } from '../../platform/routes/pagination.js';
 import { listAssets } from '../assets/index.js';
 import { qrSchemes } from './schemes.js';
 import { findOrder, scaleOf } from './queries.js';
@@ -11,7 +16,7 @@ import { reconcileDueOrders } from './reconcile.js';
 import { refundPayment, resolvePayment } from './operator.js';
 import { operatorOrderView } from './views.js';
 import { QrPayment } from './routes.js';
-import { operatorList } from '../../platform/route-kinds.js';
+import { operatorList } from '../../platform/routes/route-kinds.js';
 
 const Scheme = Type.Object(
   {

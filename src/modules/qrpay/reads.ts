@@ -1,7 +1,7 @@
 /** QR pay's read-only services: a QR checked before paying, one payment, the lists. */
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
-import { type PageParams } from '../../platform/pagination.js';
+import { type PageParams } from '../../platform/routes/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
 import { pageAtScale } from '../assets/index.js';
 import { qrAmountText, readQr } from './decode.js';

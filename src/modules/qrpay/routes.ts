@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { constantList } from '../../platform/pagination.js';
+import { constantList } from '../../platform/routes/pagination.js';
 import {
   idParams,
   memberListsOwn,
@@ -7,8 +7,8 @@ import {
   readList,
   readOne,
   statusPageQuery,
-} from '../../platform/route-kinds.js';
-import { publicRoutes } from '../../platform/route-module.js';
+} from '../../platform/routes/route-kinds.js';
+import { publicRoutes } from '../../platform/routes/route-module.js';
 import type { ErrorCode } from '../../platform/errors.js';
 import { decodeQr, getPayment, listPayments } from './reads.js';
 import { claimLeaseMs, finishPayment, noteLengthMax, openPayment, paymentPlan } from './create.js';

@@ -5,7 +5,7 @@
  * shared payees), `orders/` (remittance orders, their dispatch, reconciliation and return watch).
  * A sub-area uses those below it (orders → payees → corridors), never the reverse.
  */
-import type { AppInstance } from '../../platform/http-app.js';
+import type { AppInstance } from '../../platform/http/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { corridorOperatorRoutes } from './corridors/operator-routes.js';
 import { corridorRoutes } from './corridors/routes.js';

@@ -10,7 +10,7 @@ import { reportFailure } from '../../jobs/failures.js';
 import type { ClockScope } from '../../platform/clock.js';
 import { raiseSandboxOffset } from '../../platform/queries/clock.js';
 import { ApiError } from '../../platform/errors.js';
-import type { IdempotencyContext } from '../../platform/request-context.js';
+import type { IdempotencyContext } from '../../platform/http/request-context.js';
 import { Pacer, pacedDb } from '../../db/pacing.js';
 import { ensureClockRow, releaseLease, renewLease, takeLease, type Lease } from './queries.js';
 
@@ -164,7 +164,7 @@ async function dueProcesses(
  * contract), is logged and left out for the rest of this advance; its background worker still
  * takes it up.
  *
- * Paced (platform/pacing.ts): the processes get a handle whose transactions start only after the
+ * Paced (db/pacing.ts): the processes get a handle whose transactions start only after the
  * event loop had a turn within the last slice, and the steps' own statements wait for it the same
  * way, so the other requests of the process keep running beside a long advance. No step starts
  * after `runMaxMs`.

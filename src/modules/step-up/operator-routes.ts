@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import { OperatorEnvironment, OperatorIdParams, Time } from '../../platform/operator-route.js';
-import { operatorRoutes } from '../../platform/route-module.js';
-import { operatorList, EnvironmentQuery } from '../../platform/route-kinds.js';
-import { constantList, listEnvelope } from '../../platform/pagination.js';
+import { OperatorEnvironment, OperatorIdParams, Time } from '../../platform/routes/operator-route.js';
+import { operatorRoutes } from '../../platform/routes/route-module.js';
+import { operatorList, EnvironmentQuery } from '../../platform/routes/route-kinds.js';
+import { constantList, listEnvelope } from '../../platform/routes/pagination.js';
 import { ApiError } from '../../platform/errors.js';
 import { formatAmount, parseAmount } from '../../money/index.js';
 import { getAsset } from '../assets/index.js';

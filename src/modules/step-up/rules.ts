@@ -1,4 +1,4 @@
-import { canonicalJson } from '../../platform/request-hash.js';
+import { canonicalJson } from '../../platform/writes/request-hash.js';
 import { sha256Hex } from '../../platform/ids.js';
 import type { Environment } from '../../db/columns.js';
 import type { Ticket } from '../hosted-screens/index.js';

@@ -3,7 +3,7 @@ import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import type { ErrorCode } from '../../platform/errors.js';
-import { SameKeyRefusal } from '../../platform/same-key-refusal.js';
+import { SameKeyRefusal } from '../../platform/writes/same-key-refusal.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import { findTicket, hostedOrigin, issueTicket, ticketTtlSeconds, ticketView } from '../hosted-screens/index.js';
 import { hashStepUpCode, newStepUpCode } from './code.js';

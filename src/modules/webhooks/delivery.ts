@@ -18,7 +18,7 @@ import { claiming, laneReleased, releaseLane } from './lanes.js';
 import { recordEndpointChange } from './queries/fan-out.js';
 import { disableEnabledEndpoint } from './queries/endpoints.js';
 import { nextAttemptDue } from './queries/deliveries.js';
-import { tracing } from '../../platform/telemetry.js';
+import { tracing } from '../../platform/telemetry/telemetry.js';
 
 /**
  * Sending attempts: a claimed batch is grouped by endpoint, each endpoint's address is checked,

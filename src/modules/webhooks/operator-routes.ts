@@ -1,10 +1,15 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
+import type { AppInstance } from '../../platform/http/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { attemptsOf, deliveryById } from './queries/deliveries.js';
 import { endpointForOperator } from './queries/endpoints.js';
-import { OperatorEnvironment, OperatorIdParams, TimeOrNull, operatorRouter } from '../../platform/operator-route.js';
+import {
+  OperatorEnvironment,
+  OperatorIdParams,
+  TimeOrNull,
+  operatorRouter,
+} from '../../platform/routes/operator-route.js';
 import { isoOrNull } from '../../platform/dates.js';
 
 /** Attempts shown per delivery (newest first). */

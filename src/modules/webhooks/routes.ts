@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
-import type { AppInstance } from '../../platform/http-app.js';
+import type { AppInstance } from '../../platform/http/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { router } from '../../platform/route.js';
-import { readList } from '../../platform/route-kinds.js';
+import { router } from '../../platform/routes/route.js';
+import { readList } from '../../platform/routes/route-kinds.js';
 import { ApiError } from '../../platform/errors.js';
-import { PageQuery } from '../../platform/pagination.js';
+import { PageQuery } from '../../platform/routes/pagination.js';
 import {
   checkEndpointUrl,
   createEndpoint,

@@ -3,7 +3,7 @@
  * `schedule[n-1]`; once the schedule is spent the record is `dead`. A schedule of k delays
  * therefore allows k + 1 attempts per round; a redelivery starts a new round.
  */
-export { defaultWebhookRetryScheduleMs, parseRetrySchedule } from '../../platform/config-values.js';
+export { defaultWebhookRetryScheduleMs, parseRetrySchedule } from '../../platform/config/config-values.js';
 
 /** Attempts in one round, the first included. */
 export function attemptsPerRound(schedule: readonly number[]): number {

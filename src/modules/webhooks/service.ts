@@ -1,10 +1,10 @@
 // Over 300 lines: a merchant's endpoints and their deliveries (redeliver, replay) share the endpoints' lock.
 import type { Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
-import type { Config } from '../../platform/config.js';
+import type { Config } from '../../platform/config/config.js';
 import { ApiError, invalidFields, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { constantList } from '../../platform/pagination.js';
+import { constantList } from '../../platform/routes/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
 import { newSecret } from './signature.js';
 import { allowsPrivateTargets, resolveTarget } from './ssrf.js';

@@ -1,8 +1,8 @@
 import { BlockList, isIP } from 'node:net';
 import { lookup as dnsLookup } from 'node:dns/promises';
-import type { Config } from '../../platform/config.js';
+import type { Config } from '../../platform/config/config.js';
 import type { Environment } from '../../db/schema.js';
-import { ipv6Hextets } from '../../platform/ip-address.js';
+import { ipv6Hextets } from '../../platform/http/ip-address.js';
 
 /**
  * Where a webhook may be sent. In production the URL must be https and every address its host

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { operatorRoutes } from '../../platform/route-module.js';
+import { operatorRoutes } from '../../platform/routes/route-module.js';
 import { blacklistAddress, unblacklistAddress } from './queries.js';
 
 const Address = Type.Object({

@@ -4,7 +4,7 @@ import type { Database, Db } from '../../db/schema.js';
 import { ownedBy } from '../../db/owned-by.js';
 import type { WithdrawalStatus, WithdrawalsTable } from './tables.js';
 import { scopeNowSql } from '../../platform/queries/clock.js';
-import { type ListEnvelope, type PageParams } from '../../platform/pagination.js';
+import { type ListEnvelope, type PageParams } from '../../platform/routes/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
 import { withPrefix } from '../../platform/ids.js';
 import type { Caller } from '../../platform/caller.js';

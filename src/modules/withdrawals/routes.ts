@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { publicRoutes } from '../../platform/route-module.js';
+import { publicRoutes } from '../../platform/routes/route-module.js';
 import {
   idParams,
   memberListsOwn,
@@ -7,7 +7,7 @@ import {
   readList,
   readOne,
   statusPageQuery,
-} from '../../platform/route-kinds.js';
+} from '../../platform/routes/route-kinds.js';
 import { stepUpCall } from '../step-up/index.js';
 import {
   confirmWithdrawal,

@@ -1,7 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import type { ApiCallLogsTable } from '../tables.js';
 
-/** The statement of the API call log (platform/api-call-log.ts). */
+/** The statement of the API call log (platform/telemetry/api-call-log.ts). */
 
 /** A call as the log records it: its row without what the table fills in. */
 export type ApiCallRecord = Omit<ApiCallLogsTable, 'id' | 'created_at'>;

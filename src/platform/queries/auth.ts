@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, Environment } from '../../db/schema.js';
 
-/** The statements of access tokens (platform/auth.ts). */
+/** The statements of access tokens (platform/auth/auth.ts). */
 
 /** An API key joined with its merchant: what authenticating with it (a token, a client id) checks. */
 export interface KeyWithMerchant {

@@ -2,7 +2,7 @@ import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kyse
 import type { Database, Db, Environment } from '../../db/schema.js';
 import type { IdempotencyKeysTable } from '../tables.js';
 
-/** The statements of an idempotency key's record (platform/idempotency.ts). */
+/** The statements of an idempotency key's record (platform/writes/idempotency.ts). */
 
 /** A key's record as a request reads it: its endpoint, body hash and result. */
 export interface StoredResult {

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { StoredResult } from './idempotency.js';
 
-/** The statements of signature nonces (platform/nonces.ts, platform/nonce-batch.ts). */
+/** The statements of signature nonces (platform/writes/nonces.ts, platform/writes/nonce-batch.ts). */
 
 /** Inserts a nonce, or takes over its row when expired at `now`: true when it was fresh. */
 export async function insertNonce(

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 
-/** The statements of the rate windows (platform/rate-limit.ts, docs/rate-limits.md). */
+/** The statements of the rate windows (platform/auth/rate-limit.ts, docs/rate-limits.md). */
 
 export type WindowCounts = { current: number; previous: number | null }[];
 

@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { StoredResult } from './idempotency.js';
 
-/** The two statements of a write batch (platform/write-batch.ts, docs/group-commit.md). */
+/** The two statements of a write batch (platform/writes/write-batch.ts, docs/group-commit.md). */
 
 /** One row per write of the batch (`ord` from 1): its nonce fresh or not, its key locked, its record. */
 export type KeyClaim = { ord: number; fresh: boolean | null; locked: boolean } & Partial<StoredResult>;

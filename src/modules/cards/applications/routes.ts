@@ -1,6 +1,6 @@
 import type { ServiceContext } from '../../../service-context.js';
-import type { Router } from '../../../platform/route.js';
-import { readOne, sandboxStep } from '../../../platform/route-kinds.js';
+import type { Router } from '../../../platform/routes/route.js';
+import { readOne, sandboxStep } from '../../../platform/routes/route-kinds.js';
 import { hostedOrigin } from '../../hosted-screens/index.js';
 import { IdParams, Ticket } from '../shared/schemas.js';
 import { AdvanceBody, ApplicationBody, CardApplication } from './schemas.js';

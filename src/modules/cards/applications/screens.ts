@@ -1,4 +1,4 @@
-import { configuredKey } from '../../../platform/keys.js';
+import { configuredKey } from '../../../platform/auth/keys.js';
 import { newId } from '../../../platform/ids.js';
 import { ApiError } from '../../../platform/errors.js';
 import {

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { ServiceContext } from '../../../service-context.js';
-import type { Router } from '../../../platform/route.js';
-import { readList, readOne, sandboxStep } from '../../../platform/route-kinds.js';
-import { PageQuery } from '../../../platform/pagination.js';
+import type { Router } from '../../../platform/routes/route.js';
+import { readList, readOne, sandboxStep } from '../../../platform/routes/route-kinds.js';
+import { PageQuery } from '../../../platform/routes/pagination.js';
 import { hostedOrigin } from '../../hosted-screens/index.js';
 import { stepUpCall, stepUpErrors } from '../../step-up/index.js';
 import { IdParams, Ticket } from '../shared/schemas.js';

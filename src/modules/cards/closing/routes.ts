@@ -1,5 +1,5 @@
 import type { ServiceContext } from '../../../service-context.js';
-import type { Router } from '../../../platform/route.js';
+import type { Router } from '../../../platform/routes/route.js';
 import { IdParams } from '../shared/schemas.js';
 import { CloseResult } from './schemas.js';
 import { closeLeaseMs, closingErrors, finishClose, prepareClose } from './service.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Type } from 'typebox';
 import type { ServiceContext } from '../../../service-context.js';
-import type { Router } from '../../../platform/route.js';
-import { readOne } from '../../../platform/route-kinds.js';
+import type { Router } from '../../../platform/routes/route.js';
+import { readOne } from '../../../platform/routes/route-kinds.js';
 import { AddressSchema, IdParams } from '../shared/schemas.js';
 import { BillingAddressBody, LimitsBody, MerchantRules, MerchantRulesBody } from './schemas.js';
 import {

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { OperatorEnvironment, OperatorIdParams as IdParams } from '../../../platform/operator-route.js';
-import { operatorRoutes } from '../../../platform/route-module.js';
-import { EnvironmentQuery } from '../../../platform/route-kinds.js';
+import { OperatorEnvironment, OperatorIdParams as IdParams } from '../../../platform/routes/operator-route.js';
+import { operatorRoutes } from '../../../platform/routes/route-module.js';
+import { EnvironmentQuery } from '../../../platform/routes/route-kinds.js';
 import { getMerchant } from '../../merchants/index.js';
 import { operatorProductView, updateProduct } from './service.js';
 import { OperatorCardProduct } from './schemas.js';

@@ -1,6 +1,6 @@
 import type { ServiceContext } from '../../../service-context.js';
-import type { Router } from '../../../platform/route.js';
-import { readList } from '../../../platform/route-kinds.js';
+import type { Router } from '../../../platform/routes/route.js';
+import { readList } from '../../../platform/routes/route-kinds.js';
 import { CardProduct } from './schemas.js';
 import { listProducts } from './service.js';
 

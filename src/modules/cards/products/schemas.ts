@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { OperatorEnvironment } from '../../../platform/operator-route.js';
+import { OperatorEnvironment } from '../../../platform/routes/operator-route.js';
 
 /** Route schemas of card products (the merchant's and the operator's view). The single source for validation, types and
  * OpenAPI. */

@@ -1,6 +1,6 @@
 import type { ServiceContext } from '../../../service-context.js';
-import type { Router } from '../../../platform/route.js';
-import { readList, readOne } from '../../../platform/route-kinds.js';
+import type { Router } from '../../../platform/routes/route.js';
+import { readList, readOne } from '../../../platform/routes/route-kinds.js';
 import { IdParams } from '../shared/schemas.js';
 import { Replacement, ReplacementBody, ReplacementCreated, ReplacementListQuery } from './schemas.js';
 import { createReplacement, getReplacement, listReplacements, replacementErrors } from './service.js';

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { PageQuery } from '../../../platform/pagination.js';
+import { PageQuery } from '../../../platform/routes/pagination.js';
 import { Nullable } from '../shared/schemas.js';
 
 /** Route schemas of card replacements. The single source for validation, types and OpenAPI. */

@@ -10,7 +10,7 @@ import type { ServiceContext } from '../../../service-context.js';
 import { enqueue } from '../../../jobs/queries.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
-import { type PageParams } from '../../../platform/pagination.js';
+import { type PageParams } from '../../../platform/routes/pagination.js';
 import { keysetPage, viewPage } from '../../../db/keyset-page.js';
 import { formatAmount, minorFromDb } from '../../../money/index.js';
 import { emitReplacement } from '../shared/events.js';

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { idParams } from '../../../platform/route-kinds.js';
+import { idParams } from '../../../platform/routes/route-kinds.js';
 
 /** Route schemas several card sub-areas use (an address, a screen ticket, the id parameter). The single source for
  * validation, types and OpenAPI. */

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { OperatorIdParams as IdParams } from '../../../platform/operator-route.js';
-import { operatorRoutes } from '../../../platform/route-module.js';
+import { OperatorIdParams as IdParams } from '../../../platform/routes/operator-route.js';
+import { operatorRoutes } from '../../../platform/routes/route-module.js';
 import { ApiError } from '../../../platform/errors.js';
 import { formatAmount, minorFromDb, parseAmount } from '../../../money/index.js';
 import { resolveByHand } from '../../../provider-orders/index.js';

@@ -1,7 +1,7 @@
 import type { ServiceContext } from '../../../service-context.js';
-import { PageQuery } from '../../../platform/pagination.js';
-import type { Router } from '../../../platform/route.js';
-import { idParams, readList, readOne } from '../../../platform/route-kinds.js';
+import { PageQuery } from '../../../platform/routes/pagination.js';
+import type { Router } from '../../../platform/routes/route.js';
+import { idParams, readList, readOne } from '../../../platform/routes/route-kinds.js';
 import { IdParams } from '../shared/schemas.js';
 import { CardTopUp, TopUpBody, TopUpParams, TopUpQuote } from './schemas.js';
 import { createTopUp, getTopUp, listTopUps, quoteTopUp, rateFor, topUpErrors } from './service.js';

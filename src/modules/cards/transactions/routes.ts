@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { ServiceContext } from '../../../service-context.js';
-import { PageQuery } from '../../../platform/pagination.js';
-import type { Router } from '../../../platform/route.js';
-import { idParams, readList, readOne, sandboxStep } from '../../../platform/route-kinds.js';
+import { PageQuery } from '../../../platform/routes/pagination.js';
+import type { Router } from '../../../platform/routes/route.js';
+import { idParams, readList, readOne, sandboxStep } from '../../../platform/routes/route-kinds.js';
 import { IdParams } from '../shared/schemas.js';
 import { AuthorizationAnswer, AuthorizationBody, CardTransaction, FollowBody, TransactionsQuery } from './schemas.js';
 import { authorize, getTransaction, listTransactions, transactionErrors } from './service.js';

@@ -12,7 +12,7 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
-import { type PageParams } from '../../../platform/pagination.js';
+import { type PageParams } from '../../../platform/routes/pagination.js';
 import { keysetPage, viewPage } from '../../../db/keyset-page.js';
 import { accountBalance, minorFromDb, parseAmount, authHoldLines, cardMoneyEntryKinds } from '../../../money/index.js';
 import {

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import { ApiError } from '../../../platform/errors.js';
-import { OperatorEnvironment, OperatorIdParams as IdParams } from '../../../platform/operator-route.js';
-import { operatorRoutes } from '../../../platform/route-module.js';
-import { operatorList } from '../../../platform/route-kinds.js';
-import { PageQuery } from '../../../platform/pagination.js';
+import { OperatorEnvironment, OperatorIdParams as IdParams } from '../../../platform/routes/operator-route.js';
+import { operatorRoutes } from '../../../platform/routes/route-module.js';
+import { operatorList } from '../../../platform/routes/route-kinds.js';
+import { PageQuery } from '../../../platform/routes/pagination.js';
 import { corridorById } from './queries.js';
 import { CorridorSettingsSchema, ContractsSchema, OperatorCorridor, PaymentMethodSchema } from './schemas.js';
 import { createCorridor, listCorridorsPage, updateCorridor, viewCorridor } from './service.js';

@@ -1,4 +1,4 @@
-import { publicRoutes } from '../../../platform/route-module.js';
+import { publicRoutes } from '../../../platform/routes/route-module.js';
 import { findCorridors } from './queries.js';
 import { FormSchemaQuery, FormSchemaResponse } from './schemas.js';
 import { formSchema } from './views.js';

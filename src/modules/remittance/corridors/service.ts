@@ -6,7 +6,7 @@ import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../../../db/schema.js';
 import { ApiError, invalidFields, type FieldProblem } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
-import { type PageParams } from '../../../platform/pagination.js';
+import { type PageParams } from '../../../platform/routes/pagination.js';
 import { keysetPage, viewPage } from '../../../db/keyset-page.js';
 import { parseAmount } from '../../../money/index.js';
 import { getAsset } from '../../assets/index.js';

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { ApiError } from '../../../platform/errors.js';
-import { OperatorIdParams as IdParams } from '../../../platform/operator-route.js';
-import { operatorRoutes } from '../../../platform/route-module.js';
+import { OperatorIdParams as IdParams } from '../../../platform/routes/operator-route.js';
+import { operatorRoutes } from '../../../platform/routes/route-module.js';
 import { findOrder } from './queries.js';
 import { reconcileDueOrders, resolveOrder } from './reconcile.js';
 import { OperatorRemittance } from './schemas.js';

@@ -1,5 +1,11 @@
-import { memberSeesOwnOnly, readList, readOne, sandboxStep, statusPageQuery } from '../../../platform/route-kinds.js';
-import { publicRoutes } from '../../../platform/route-module.js';
+import {
+  memberSeesOwnOnly,
+  readList,
+  readOne,
+  sandboxStep,
+  statusPageQuery,
+} from '../../../platform/routes/route-kinds.js';
+import { publicRoutes } from '../../../platform/routes/route-module.js';
 import { conversionDateErrors, conversionDates } from './conversion-dates.js';
 import { simulateReturn } from './reconcile.js';
 import {

@@ -9,7 +9,7 @@ import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
-import { type PageParams } from '../../../platform/pagination.js';
+import { type PageParams } from '../../../platform/routes/pagination.js';
 import { keysetPage, viewPage } from '../../../db/keyset-page.js';
 import { parseAmount, postEntryOrRefuse, remitFreezeLines, remitEntryKinds } from '../../../money/index.js';
 import { enqueue } from '../../../jobs/queries.js';

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { PageQuery } from '../../../platform/pagination.js';
-import { readList, readOne } from '../../../platform/route-kinds.js';
-import { publicRoutes } from '../../../platform/route-module.js';
+import { PageQuery } from '../../../platform/routes/pagination.js';
+import { readList, readOne } from '../../../platform/routes/route-kinds.js';
+import { publicRoutes } from '../../../platform/routes/route-module.js';
 import { Payee, PayeeBody, PayeeCreated, PayeeIdParams, PayeeUpdated, NameCheck } from './schemas.js';
 import { createPayee, getPayee, listPayees, payeeErrors, unlinkPayee, updatePayee, verifyPayee } from './service.js';
 

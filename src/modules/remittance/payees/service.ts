@@ -8,7 +8,7 @@ import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, invalidFields, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
-import { type PageParams } from '../../../platform/pagination.js';
+import { type PageParams } from '../../../platform/routes/pagination.js';
 import { groupedKeysetPage } from '../../../db/keyset-page.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { accountIdentifierOf, holderNameOf, readFields, type FieldSpec } from '../corridors/contracts.js';

@@ -1,0 +1,177 @@
+import { Type, type TLiteral, type TSchema } from 'typebox';
+import type { ErrorCode } from '../errors.js';
+import { OperatorEnvironment, type OperatorRouteDefinition } from './operator-route.js';
+import { PageQuery, listEnvelope } from './pagination.js';
+import type { RouteAccess } from './route-access.js';
+import type { RouteDefinition } from './route-types.js';
+import type { Scope } from '../auth/scopes.js';
+
+/**
+ * The route kinds every area declares alike (see "Writing a route" in docs/architecture.md): reading
+ * one object by its id, listing objects, and the operator's catalogue reads. Each helper builds the
+ * `{ access, errors, schema }` a route shorthand takes from what differs between areas; the
+ * conventions of the kind (who may call, the success status, the page envelope) are set here once:
+ *
+ *   route.get(
+ *     '/v1/withdrawals/:id',
+ *     readOne({
+ *       scope: 'withdrawals:read',
+ *       errors: withdrawalErrors.get,
+ *       operationId: 'getWithdrawal',
+ *       summary: 'Get a withdrawal',
+ *       description: memberSeesOwnOnly,
+ *       tags,
+ *       params: idParams('wdr_ prefix optional'),
+ *       response: Withdrawal,
+ *     }),
+ *     async ({ principal, params }) => getWithdrawal(db, principal, params.id),
+ *   );
+ *
+ * The helpers write the schema's keys in the order the routes always had, and leave out what a
+ * route does not say: the OpenAPI documents come out the same as from the spelled-out declaration.
+ */
+
+/**
+ * An `id` path parameter, at most 100 characters unless `maxLength` says otherwise. `description`
+ * (or the string given alone) names the id's prefix: `idParams('wdr_ prefix optional')`.
+ */
+export function idParams(options: string | { description?: string; maxLength?: number } = {}) {
+  const { description, maxLength = 100 } = typeof options === 'string' ? { description: options } : options;
+  return Type.Object({ id: Type.String({ minLength: 1, maxLength, ...(description ? { description } : {}) }) });
+}
+
+/**
+ * A page query (`limit`, `cursor`) with an optional `status` filter taking one of `statuses`;
+ * `options` go on the filter's schema (its description).
+ */
+export function statusPageQuery<const S extends readonly string[]>(statuses: S, options?: { description: string }) {
+  const literals = statuses.map((s) => Type.Literal(s)) as TLiteral<S[number]>[];
+  return Type.Object({ ...PageQuery.properties, status: Type.Optional(Type.Union(literals, options)) });
+}
+
+/**
+ * The access of a sandbox step (`POST /v1/sandbox/...`): the merchant moves one of its objects on
+ * as a provider would (only in the sandbox), with a key, like any write.
+ */
+export const sandboxStep = {
+  scope: 'merchant:read',
+  principal: 'merchant',
+  idempotency: 'required',
+  sandboxOnly: true,
+} as const satisfies RouteAccess;
+
+/** The description of a read that a member makes of its own objects and the merchant of all. */
+export const memberSeesOwnOnly = "On behalf of a member, only that member's own.";
+
+/** The description of a list whose member sees its own `objects` and whose merchant sees all, newest first. */
+export const memberListsOwn = (objects: string) =>
+  `On behalf of a member: that member's ${objects}; as the merchant: all of them. Newest first.`;
+
+/** The documentation of an operation: its name, and its summary, description and tags when it has them. */
+interface Operation {
+  operationId: string;
+  summary?: string;
+  description?: string;
+  tags?: string[];
+}
+
+/** Who may read: the member its own objects, the merchant too (`either`, the default), or the merchant alone. */
+type Reader = 'member' | 'either' | 'merchant';
+
+function operation(spec: Operation) {
+  const { operationId, summary, description, tags } = spec;
+  return {
+    operationId,
+    ...(summary !== undefined ? { summary } : {}),
+    ...(description !== undefined ? { description } : {}),
+    ...(tags !== undefined ? { tags } : {}),
+  };
+}
+
+function access<Sc extends Scope, Pr extends Reader>(scope: Sc, principal: Pr | undefined) {
+  return { scope, principal: principal ?? 'either' } as { scope: Sc; principal: Pr };
+}
+
+const withErrors = (errors: readonly ErrorCode[] | undefined) => (errors ? { errors } : {});
+
+/**
+ * GET one object by its path's parameters (`params`, usually `idParams(...)`): answers 200 with
+ * `response`. The handler loads it for the principal (a member only its own).
+ */
+export function readOne<
+  const Sc extends Scope,
+  P extends TSchema,
+  R extends TSchema,
+  const Pr extends Reader = 'either',
+>(
+  spec: Operation & { scope: Sc; principal?: Pr; errors?: readonly ErrorCode[]; params: P; response: R },
+): RouteDefinition<{ scope: Sc; principal: Pr }, Operation & { operationId: string; params: P; response: { 200: R } }> {
+  return {
+    access: access(spec.scope, spec.principal),
+    ...withErrors(spec.errors),
+    schema: { ...operation(spec), params: spec.params, response: { 200: spec.response } },
+  };
+}
+
+/**
+ * GET a page of objects (`query`: `PageQuery`, or `statusPageQuery(...)`, or the list's own filters),
+ * of the object its path names when it has `params` (a card's top-ups): answers 200 with a
+ * `listEnvelope` of `item`. A list with no query is a bounded constant list.
+ */
+export function readList<
+  const Sc extends Scope,
+  I extends TSchema,
+  Q extends TSchema | undefined = undefined,
+  P extends TSchema | undefined = undefined,
+  const Pr extends Reader = 'either',
+>(
+  spec: Operation & { scope: Sc; principal?: Pr; errors?: readonly ErrorCode[]; params?: P; query?: Q; item: I },
+): RouteDefinition<{ scope: Sc; principal: Pr }, ListSchema<P, Q, I>> {
+  return {
+    access: access(spec.scope, spec.principal),
+    ...withErrors(spec.errors),
+    schema: {
+      ...operation(spec),
+      ...(spec.params ? { params: spec.params } : {}),
+      ...(spec.query ? { querystring: spec.query } : {}),
+      response: { 200: listEnvelope(spec.item) },
+    } as ListSchema<P, Q, I>,
+  };
+}
+
+type ListSchema<P, Q, I extends TSchema> = Operation & {
+  operationId: string;
+  params: P;
+  querystring: Q;
+  response: { 200: ReturnType<typeof listEnvelope<I>> };
+};
+
+/** The query of an operator's list of one environment's rows (a catalogue's). */
+export const EnvironmentQuery = Type.Object({ environment: OperatorEnvironment });
+
+/**
+ * The operator's GET of a list of `item`s (a catalogue's rows), of the object its path names when it
+ * has `params`, filtered by `query` (`EnvironmentQuery`, or the list's own): answers 200 with a
+ * `listEnvelope` of `item`.
+ */
+export function operatorList<
+  I extends TSchema,
+  Q extends TSchema | undefined = undefined,
+  P extends TSchema | undefined = undefined,
+>(spec: {
+  operationId: string;
+  errors?: readonly ErrorCode[];
+  params?: P;
+  query?: Q;
+  item: I;
+}): OperatorRouteDefinition<ListSchema<P, Q, I>> {
+  return {
+    ...withErrors(spec.errors),
+    schema: {
+      operationId: spec.operationId,
+      ...(spec.params ? { params: spec.params } : {}),
+      ...(spec.query ? { querystring: spec.query } : {}),
+      response: { 200: listEnvelope(spec.item) },
+    } as ListSchema<P, Q, I>,
+  };
+}
