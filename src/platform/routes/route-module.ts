@@ -4,7 +4,7 @@ import { operatorRouter, type OperatorRouter } from './operator-route.js';
 import { router, type Router } from './route.js';
 
 /**
- * A file of routes as src/routes.ts (public) or src/operator-routes.ts (operator) registers it:
+ * A file of routes as src/routes.ts (public) or src/operator/routes.ts (operator) registers it:
  *
  *   export const withdrawalRoutes = publicRoutes((route, { db }) => {
  *     route.get('/v1/withdrawals/:id', readOne({ ... }), async ({ principal, params }) => ...);
