@@ -7,5 +7,5 @@
 export { assetRoutes } from './routes.js';
 export { assetOperatorRoutes } from './operator-routes.js';
 export { AssetCatalogueCache, assetChangeChannel, useAssetCache } from './catalogue-cache.js';
-export { getAsset, listAssets, pageAtScale } from './queries.js';
+export { assetScale, getAsset, listAssets, pageAtScale } from './queries.js';
 export { addressMatches, usableNetwork, type Asset, type AssetNetwork } from './rules.js';

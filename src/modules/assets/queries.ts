@@ -44,6 +44,16 @@ export async function getAsset(db: Db, code: string): Promise<Asset | undefined>
   return asset;
 }
 
+/**
+ * An asset's scale, from the catalogue. Assets are never deleted, so a code missing from it is a bug
+ * of the caller (a row naming an asset that was never listed): thrown, never guessed.
+ */
+export async function assetScale(db: Db, code: string): Promise<number> {
+  const asset = await getAsset(db, code);
+  if (!asset) throw new Error(`asset ${code} missing from the catalogue`);
+  return asset.scale;
+}
+
 /** The asset as the database has it now (in the caller's transaction: its own changes included). */
 async function readAsset(db: Db, code: string): Promise<Asset | undefined> {
   const asset = await db

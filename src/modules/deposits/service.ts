@@ -13,7 +13,7 @@ import {
   postEntries,
   type EntryWithEvent,
 } from '../../money/index.js';
-import { getAsset, pageAtScale, type Asset } from '../assets/index.js';
+import { assetScale, getAsset, pageAtScale, type Asset } from '../assets/index.js';
 import { resolveMember } from '../members/index.js';
 import { depositPage, findDeposit, insertDeposits, type NewDeposit } from './queries.js';
 import type { Caller } from '../../platform/caller.js';
@@ -165,18 +165,12 @@ export async function createDeposits(
 /** Ids that can name a row: anything else (control characters, other alphabets) finds nothing. */
 const idShape = /^[A-Za-z0-9_.:-]{1,100}$/;
 
-async function scaleOf(db: Db, code: string): Promise<number> {
-  const a = await getAsset(db, code);
-  if (!a) throw new Error(`deposits: asset ${code} missing from the catalogue`);
-  return a.scale;
-}
-
 /** One of the merchant's deposits in the caller's environment (on behalf of a member: only its own). */
 export async function getDeposit(db: Db, caller: Caller, id: string) {
   if (!idShape.test(id)) throw new ApiError('not_found', 'No such deposit.');
   const row = await findDeposit(db, caller, withPrefix('dep', id));
   if (!row) throw new ApiError('not_found', 'No such deposit.');
-  return depositView(row, { scale: await scaleOf(db, row.asset) });
+  return depositView(row, { scale: await assetScale(db, row.asset) });
 }
 
 export interface DepositFilters {

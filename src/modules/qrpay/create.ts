@@ -13,7 +13,7 @@ import { minorFromDb, postEntryOrRefuse, qrpayFreezeLines, qrpayEntryKinds } fro
 import { applyDecision } from './apply.js';
 import { amountToPay, readQr, type ReadQr } from './decode.js';
 import { callInFlight, callOf, safely } from './provider.js';
-import { findByKey, insertOrder, payableAsset, reconcileAfter, scaleOf } from './queries.js';
+import { findByKey, insertOrder, payableAsset, reconcileAfter } from './queries.js';
 import { reconcileOrder } from './reconcile.js';
 import { qrpayReferenceType } from './rules.js';
 import { decideOnCall, isOpen } from './state.js';
@@ -21,6 +21,7 @@ import type { QrOrderRow } from './tables.js';
 import { orderView } from './views.js';
 import type { Caller } from '../../platform/caller.js';
 import { ownerColumns } from '../../db/owned-by.js';
+import { assetScale } from '../assets/index.js';
 
 /** Longest note kept with an order, in characters. */
 export const noteLengthMax = 140;
@@ -188,5 +189,5 @@ async function answerFor(ctx: ServiceContext, row: QrOrderRow) {
     if (row.upstream_outcome === 'timeout') throw new ApiError('upstream_timeout');
     if (row.upstream_outcome === 'unknown' || row.upstream_outcome === 'pending') throw new ApiError('upstream_error');
   }
-  return orderView(row, await scaleOf(ctx.db, row.asset));
+  return orderView(row, await assetScale(ctx.db, row.asset));
 }

@@ -8,9 +8,9 @@ import {
 } from '../../platform/routes/operator-route.js';
 import { operatorRoutes } from '../../platform/routes/route-module.js';
 import { PageQuery, constantList, listEnvelope } from '../../platform/routes/pagination.js';
-import { listAssets } from '../assets/index.js';
+import { assetScale, listAssets } from '../assets/index.js';
 import { qrSchemes } from './schemes.js';
-import { findOrder, scaleOf } from './queries.js';
+import { findOrder } from './queries.js';
 import { listOpenOrders } from './reads.js';
 import { reconcileDueOrders } from './reconcile.js';
 import { refundPayment, resolvePayment } from './operator.js';
@@ -102,7 +102,7 @@ export const qrpayOperatorRoutes = operatorRoutes((route, ctx) => {
     async ({ params }) => {
       const row = await findOrder(db, params.id);
       if (!row) throw new ApiError('not_found', 'No such QR payment.');
-      return operatorOrderView(row, await scaleOf(db, row.asset));
+      return operatorOrderView(row, await assetScale(db, row.asset));
     },
   );
 
@@ -119,7 +119,7 @@ export const qrpayOperatorRoutes = operatorRoutes((route, ctx) => {
     },
     async ({ params }) => {
       const { row, replayed } = await refundPayment(ctx, params.id);
-      return { ...operatorOrderView(row, await scaleOf(db, row.asset)), replayed };
+      return { ...operatorOrderView(row, await assetScale(db, row.asset)), replayed };
     },
   );
 
@@ -137,7 +137,7 @@ export const qrpayOperatorRoutes = operatorRoutes((route, ctx) => {
     },
     async ({ params, body }) => {
       const row = await resolvePayment(ctx, params.id, body.status);
-      return operatorOrderView(row, await scaleOf(db, row.asset));
+      return operatorOrderView(row, await assetScale(db, row.asset));
     },
   );
 });

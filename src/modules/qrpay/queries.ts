@@ -41,13 +41,6 @@ export async function findOrder(db: Db, id: string, caller?: Caller): Promise<Qr
   return q.executeTakeFirst();
 }
 
-/** An asset's scale, from the catalogue (the assets area's, held per process). */
-export async function scaleOf(db: Db, asset: string): Promise<number> {
-  const a = await getAsset(db, asset);
-  if (!a) throw new Error(`qrpay: asset ${asset} missing from the catalogue`);
-  return a.scale;
-}
-
 /** Whether the catalogue can pay the scheme: an enabled fiat asset of its currency, matching the QR. */
 export async function payableAsset(db: Db, scheme: QrScheme, decoded: DecodedQr) {
   if (decoded.currency !== scheme.currency) return undefined;

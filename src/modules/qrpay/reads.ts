@@ -3,10 +3,10 @@ import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { type PageParams } from '../../platform/routes/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
-import { pageAtScale } from '../assets/index.js';
+import { assetScale, pageAtScale } from '../assets/index.js';
 import { qrAmountText, readQr } from './decode.js';
 import { callOf, safely } from './provider.js';
-import { findOrder, openOrdersQuery, paymentsQuery, payableAsset, scaleOf, type Db } from './queries.js';
+import { findOrder, openOrdersQuery, paymentsQuery, payableAsset, type Db } from './queries.js';
 import type { PublicStatus } from './state.js';
 import { operatorOrderView, orderView } from './views.js';
 import type { Caller } from '../../platform/caller.js';
@@ -43,7 +43,7 @@ export async function decodeQr(ctx: ServiceContext, caller: Caller, qrCode: stri
 export async function getPayment(db: Db, caller: Caller, id: string) {
   const row = await findOrder(db, id, caller);
   if (!row) throw new ApiError('not_found', 'No such QR payment.');
-  return orderView(row, await scaleOf(db, row.asset));
+  return orderView(row, await assetScale(db, row.asset));
 }
 
 /** The caller's payments (a member's: its own), newest first. */

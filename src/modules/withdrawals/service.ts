@@ -16,7 +16,7 @@ import {
   withdrawalLockLines,
 } from '../../money/index.js';
 import { recordEvent, rowEnvelope } from '../../events/index.js';
-import { addressMatches, getAsset, pageAtScale, usableNetwork } from '../assets/index.js';
+import { addressMatches, assetScale, getAsset, pageAtScale, usableNetwork } from '../assets/index.js';
 import { requireStepUp, type StepUpCall, stepUpErrors, stepUpObjectRef } from '../step-up/index.js';
 import { requireHighValueLevel } from '../kyc/index.js';
 import { transition, type WithdrawalAction } from './state.js';
@@ -41,12 +41,6 @@ export const withdrawalErrors = {
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
 type Row = Selectable<WithdrawalsTable>;
-
-async function scaleOf(db: Db, asset: string): Promise<number> {
-  const a = await getAsset(db, asset);
-  if (!a) throw new Error(`withdrawals: asset ${asset} missing from the catalogue`);
-  return a.scale;
-}
 
 export function withdrawalView(w: Row, scale: number, externalMemberId?: string) {
   return {
@@ -158,7 +152,7 @@ export async function createWithdrawal(
 export async function getWithdrawal(db: Db, caller: Caller, id: string) {
   const row = await findOwned(db, caller, id);
   if (!row) throw new ApiError('not_found', 'No such withdrawal.');
-  return withdrawalView(row, await scaleOf(db, row.asset));
+  return withdrawalView(row, await assetScale(db, row.asset));
 }
 
 /**
@@ -209,7 +203,7 @@ export async function confirmWithdrawal(trx: Transaction<Database>, caller: Call
 
 export async function failWithdrawal(trx: Transaction<Database>, caller: Caller, id: string) {
   const { row } = await advance(trx, caller, id, 'fail');
-  return withdrawalView(row, await scaleOf(trx, row.asset));
+  return withdrawalView(row, await assetScale(trx, row.asset));
 }
 
 export async function listWithdrawals(

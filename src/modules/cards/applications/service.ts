@@ -12,11 +12,11 @@ import { newId } from '../../../platform/ids.js';
 import { minorFromDb, postEntryOrRefuse, cardEntryKinds, feeFreezeLines } from '../../../money/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import type { ApplicationDecision } from '../../../upstreams/card/port.js';
-import { getAsset } from '../../assets/index.js';
+import { assetScale, getAsset } from '../../assets/index.js';
 import { issueTicket, ticketView } from '../../hosted-screens/index.js';
 import { raiseAlertOnce } from '../../alerts/index.js';
 import { authorisedBins, binAllowed, productBySeq, productSeqOf } from '../products/queries.js';
-import { scaleOf, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { nextCheck } from '../shared/reconcile.js';
 import { findApplication, insertApplication, updateApplication } from './queries.js';
 import { addressProblems, normaliseAddress } from '../shared/rules.js';
@@ -76,7 +76,7 @@ export async function createApplication(
       });
     shipping = normaliseAddress(input.shipping_address!);
   }
-  const fee = feeInSource(minorFromDb(product.opening_fee), await scaleOf(trx, product.currency), asset.scale);
+  const fee = feeInSource(minorFromDb(product.opening_fee), await assetScale(trx, product.currency), asset.scale);
   const now = await ctx.clock.now(trx, caller);
   const app = await insertApplication(trx, {
     id: newId('cap'),

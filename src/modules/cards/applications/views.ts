@@ -1,8 +1,9 @@
 import { formatAmount, minorFromDb } from '../../../money/index.js';
 import { productId } from '../products/queries.js';
-import { scaleOf, type Db } from '../shared/queries.js';
+import { type Db } from '../shared/queries.js';
 import type { CardApplicationRow } from './tables.js';
 import { isoOrNull } from '../../../platform/dates.js';
+import { assetScale } from '../../assets/index.js';
 
 /** A card application (extensions 10, extended): the opening fee in its source asset's decimal form. */
 export async function applicationView(db: Db, a: CardApplicationRow) {
@@ -12,7 +13,7 @@ export async function applicationView(db: Db, a: CardApplicationRow) {
     status_version: a.status_version,
     product_id: productId(a.product_seq),
     source_asset: a.source_asset,
-    opening_fee: formatAmount(minorFromDb(a.fee), await scaleOf(db, a.source_asset)),
+    opening_fee: formatAmount(minorFromDb(a.fee), await assetScale(db, a.source_asset)),
     supplement:
       a.supplement_status === null
         ? null

@@ -1,10 +1,11 @@
 import { formatAmount, minorFromDb } from '../../../money/index.js';
 import { productId } from '../products/queries.js';
-import { scaleOf, type Db } from '../shared/queries.js';
+import { type Db } from '../shared/queries.js';
 import type { CardProductRow } from '../products/tables.js';
 import type { CardRow } from './tables.js';
 import { productOfCard } from './queries.js';
 import { isoOrNull } from '../../../platform/dates.js';
+import { assetScale } from '../../assets/index.js';
 
 /**
  * The full card record: never the card number or the CVV (the issuer keeps them; the hosted
@@ -13,7 +14,7 @@ import { isoOrNull } from '../../../platform/dates.js';
  */
 export async function cardView(db: Db, c: CardRow, product?: CardProductRow) {
   const p = product ?? (await productOfCard(db, c));
-  const scale = await scaleOf(db, c.currency);
+  const scale = await assetScale(db, c.currency);
   const amount = (v: string) => formatAmount(minorFromDb(v), scale);
   return {
     id: c.id,

@@ -12,10 +12,11 @@ import { minorFromDb, parseAmount } from '../../../money/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { providerStatusOf } from '../../../upstreams/port.js';
 import { cardByIdIfAny, lockCardById, setCard } from '../cards/queries.js';
-import { scaleOf, scopeOf, type MemberCardCaller } from '../shared/queries.js';
+import { scopeOf, type MemberCardCaller } from '../shared/queries.js';
 import { limitProblems, tighterLimits, type Limits } from './rules.js';
 import type { CardRow } from '../cards/tables.js';
 import { alertUnknownStatus, memberCard, productOf } from './issuer-calls.js';
+import { assetScale } from '../../assets/index.js';
 
 /** States in which the reference refuses a change of limits. */
 const limitsRefused = new Set(['closed', 'closing', 'expired', 'replaced']);
@@ -56,7 +57,7 @@ export async function setLimits(
   if (limitsRefused.has(card.status)) throw new ApiError('state_invalid', `The card is ${card.status}.`);
   const product = await productOf(trx, card);
   if (!product.enabled) throw new ApiError('product_not_available', "The card's product is withdrawn.");
-  const scale = await scaleOf(trx, card.currency);
+  const scale = await assetScale(trx, card.currency);
   const next = limitsOf(card);
   for (const layer of ['single', 'daily', 'monthly'] as const) {
     const v = body[layer];

@@ -3,8 +3,8 @@ import type { Database, Environment } from '../../../db/schema.js';
 import { ApiError } from '../../../platform/errors.js';
 import { formatAmount, minorFromDb, parseAmount } from '../../../money/index.js';
 import { lockProductBySeq, productId, productsFor, productSeqOf, updateProductRow } from './queries.js';
-import { getAsset } from '../../assets/index.js';
-import { scaleOf, type Db } from '../shared/queries.js';
+import { assetScale, getAsset } from '../../assets/index.js';
+import { type Db } from '../shared/queries.js';
 import type { CardProductRow } from './tables.js';
 
 /** `GET /v1/cards/products` item: exactly the reference's fields. */
@@ -26,7 +26,7 @@ export async function listProducts(db: Db, merchantId: string, environment: Envi
 
 /** The operator's view: every setting, amounts as decimal strings in the card currency. */
 export async function operatorProductView(db: Db, p: CardProductRow) {
-  const scale = await scaleOf(db, p.currency);
+  const scale = await assetScale(db, p.currency);
   const amount = (v: string) => formatAmount(minorFromDb(v), scale);
   return {
     ...productView(p),
@@ -77,7 +77,7 @@ export async function updateProduct(trx: Transaction<Database>, id: string, patc
   const seq = productSeqOf(id);
   const row = seq ? await lockProductBySeq(trx, seq) : undefined;
   if (!row) throw new ApiError('not_found', 'No such card product.');
-  const scale = await scaleOf(trx, row.currency);
+  const scale = await assetScale(trx, row.currency);
   const set: Record<string, unknown> = { updated_at: now };
   for (const k of amountKeys) if (patch[k] !== undefined) set[k] = parseAmount(patch[k]!, scale, k).toString();
   if (patch.source_assets) {

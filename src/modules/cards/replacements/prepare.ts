@@ -15,7 +15,7 @@ import {
 } from '../../../money/index.js';
 import { returnCardBalance } from '../shared/balance-return.js';
 import { emitReplacement } from '../shared/events.js';
-import { scaleOf, scopeOf } from '../shared/queries.js';
+import { scopeOf } from '../shared/queries.js';
 import { replacementReferenceType } from '../shared/rules.js';
 import { productBySeq } from '../products/queries.js';
 import { feeInSource } from '../applications/rules.js';
@@ -28,6 +28,7 @@ import type { CardReplacementRow } from './tables.js';
 import { cardIdOfReplacement, lockReplacement, updateReplacement } from './queries.js';
 import { fail } from './finish.js';
 import { statusMove } from '../../../db/status-move.js';
+import { assetScale } from '../../assets/index.js';
 
 type Trx = Transaction<Database>;
 
@@ -65,10 +66,10 @@ export async function prepare(ctx: ServiceContext, trx: Trx, id: string): Promis
     },
     r.security,
   );
-  const cardScale = await scaleOf(trx, card.currency);
+  const cardScale = await assetScale(trx, card.currency);
   const inAsset = new Map<string, { replacement: bigint; postage: bigint; available: bigint }>();
   for (const asset of product.source_assets) {
-    const scale = await scaleOf(trx, asset);
+    const scale = await assetScale(trx, asset);
     const available = await accountBalance(
       trx,
       card.environment,

@@ -15,11 +15,12 @@ import { keysetPage, viewPage } from '../../../db/keyset-page.js';
 import { formatAmount, minorFromDb } from '../../../money/index.js';
 import { emitReplacement } from '../shared/events.js';
 import { cardCurrencyOf, findCard, freezeCard } from '../cards/queries.js';
-import { scaleOf, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { findReplacement, inFlightReplacement, insertReplacement, replacementsQuery } from './queries.js';
 import { replacementRequestVerdict, truncateNote } from './state.js';
 import type { CardReplacementRow } from './tables.js';
 import { isoOrNull } from '../../../platform/dates.js';
+import { assetScale } from '../../assets/index.js';
 
 export const replacementErrors = {
   create: ['state_invalid', 'invalid_request', 'not_found'],
@@ -116,7 +117,7 @@ export async function listReplacements(db: Db, caller: CardCaller, page: PagePar
  * returned balance in the card currency. */
 export async function replacementView(db: Db, r: CardReplacementRow) {
   const card = await cardCurrencyOf(db, r.card_id);
-  const feeScale = r.fee_asset ? await scaleOf(db, r.fee_asset) : 0;
+  const feeScale = r.fee_asset ? await assetScale(db, r.fee_asset) : 0;
   return {
     id: r.id,
     status: r.status,
@@ -133,7 +134,7 @@ export async function replacementView(db: Db, r: CardReplacementRow) {
             replacement: formatAmount(minorFromDb(r.replacement_fee), feeScale),
             postage: formatAmount(minorFromDb(r.postage_fee), feeScale),
           },
-    returned_amount: formatAmount(minorFromDb(r.returned_amount), await scaleOf(db, card.currency)),
+    returned_amount: formatAmount(minorFromDb(r.returned_amount), await assetScale(db, card.currency)),
     new_card_id: r.new_card_id,
     failure_reason: r.failure_reason,
     created_at: isoOrNull(r.created_at)!,

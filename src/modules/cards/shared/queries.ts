@@ -1,11 +1,12 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Database, Db, Environment } from '../../../db/schema.js';
-import { getAsset } from '../../assets/index.js';
 import { resolveMember } from '../../members/index.js';
 
-/** What the card sub-areas' queries share: the connection type, the callers, id prefixes, members' and assets' reads
- * (through their areas' index.ts),
- * the tickers' scope bound. */
+/**
+ * What the card sub-areas' queries share: the connection type, the callers, id prefixes, members' reads
+ * (through the members area's index.ts), the tickers' scope bound. An asset's scale is the assets area's
+ * `assetScale`.
+ */
 
 /** The one definition (src/db/schema.ts), re-exported for the card sub-areas' imports. */
 export type { Db } from '../../../db/schema.js';
@@ -32,13 +33,6 @@ export async function externalIdOf(db: Db, row: { merchant_id: string; environme
   const member = await resolveMember(db, row.merchant_id, row.environment, row.member_id);
   if (!member) throw new Error(`no member ${row.member_id}`);
   return member.external_member_id;
-}
-
-/** An asset's scale from the catalogue (held per process: assets/catalogue-cache.ts); throws for an unknown code. */
-export async function scaleOf(db: Db, code: string): Promise<number> {
-  const asset = await getAsset(db, code);
-  if (!asset) throw new Error(`no asset ${code}`);
-  return asset.scale;
 }
 
 /** Scopes a card ticker looks at per tick (a bound). */

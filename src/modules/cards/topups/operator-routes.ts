@@ -6,7 +6,7 @@ import { formatAmount, minorFromDb, parseAmount } from '../../../money/index.js'
 import { resolveByHand } from '../../../provider-orders/index.js';
 import { lockProductBySeq, productSeqOf, updateProductRow } from '../products/queries.js';
 import { topUpById } from './queries.js';
-import { scaleOf, type Db } from '../shared/queries.js';
+import { type Db } from '../shared/queries.js';
 import { withPrefix as withIdPrefix } from '../../../platform/ids.js';
 import { applyTopUpDecision, callInFlight, queryDecision, type TopUpDecision } from './dispatch.js';
 import { topUpView } from './views.js';
@@ -14,6 +14,7 @@ import { OperatorCardTopUp } from './schemas.js';
 import type { CardProductRow } from '../products/tables.js';
 import type { CardTopupRow } from './tables.js';
 import { isoOrNull } from '../../../platform/dates.js';
+import { assetScale } from '../../assets/index.js';
 
 const Bps = Type.Integer({ minimum: 0, maximum: 10_000 });
 
@@ -21,7 +22,7 @@ async function pricingView(db: Db, p: CardProductRow) {
   return {
     product_id: `cpd_${p.seq}`,
     topup_fee_bps: p.topup_fee_bps,
-    topup_fee_fixed: formatAmount(minorFromDb(p.topup_fee_fixed), await scaleOf(db, p.currency)),
+    topup_fee_fixed: formatAmount(minorFromDb(p.topup_fee_fixed), await assetScale(db, p.currency)),
     topup_fx_markup_bps: p.topup_fx_markup_bps,
   };
 }
@@ -81,7 +82,7 @@ export const cardMoneyOperatorRoutes = operatorRoutes((route, ctx) => {
         if (body.topup_fee_fixed !== undefined)
           set.topup_fee_fixed = parseAmount(
             body.topup_fee_fixed,
-            await scaleOf(trx, product.currency),
+            await assetScale(trx, product.currency),
             'topup_fee_fixed',
           ).toString();
         const updated = await updateProductRow(trx, product.seq, set);

@@ -23,7 +23,7 @@ import {
   cardMoneyEntryKinds,
 } from '../../../money/index.js';
 import { enqueue } from '../../../jobs/queries.js';
-import { getAsset } from '../../assets/index.js';
+import { assetScale, getAsset } from '../../assets/index.js';
 import {
   arrivalAt,
   moneyOf,
@@ -34,7 +34,7 @@ import {
   type TopUpPrice,
 } from './rules.js';
 
-import { scaleOf, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { rateAfterSpread } from '../../../money/index.js';
 import { findCard } from '../cards/queries.js';
@@ -105,7 +105,7 @@ async function loadableCard(
  */
 async function priceFor(db: Db, caller: MemberCardCaller, id: string, body: TopUpBody, lock = false): Promise<Priced> {
   const { card, product } = await loadableCard(db, caller, id, lock);
-  const cardScale = await scaleOf(db, card.currency);
+  const cardScale = await assetScale(db, card.currency);
   const pricing = {
     feeBps: product.topup_fee_bps,
     feeFixed: minorFromDb(product.topup_fee_fixed),

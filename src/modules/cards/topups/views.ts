@@ -1,8 +1,9 @@
 /** A card top-up as callers see it (docs/cards.md "Card money"). */
 import { formatAmount, minorFromDb } from '../../../money/index.js';
 import { isoOrNull } from '../../../platform/dates.js';
-import { scaleOf, type Db } from '../shared/queries.js';
+import { type Db } from '../shared/queries.js';
 import type { CardTopupRow, TopUpStatus } from './tables.js';
+import { assetScale } from '../../assets/index.js';
 
 export type PublicTopUpStatus = 'pending' | 'processing' | 'credited' | 'failed';
 export const publicTopUpStatus = (s: TopUpStatus): PublicTopUpStatus => (s === 'suspended' ? 'processing' : s);
@@ -10,8 +11,8 @@ export const publicTopUpStatus = (s: TopUpStatus): PublicTopUpStatus => (s === '
 /** A top-up as callers see it: decimal strings (source asset, card currency); the rate (and so the markup) is not
  * shown. */
 export async function topUpView(db: Db, row: CardTopupRow) {
-  const sourceScale = await scaleOf(db, row.source_asset);
-  const cardScale = await scaleOf(db, row.card_currency);
+  const sourceScale = await assetScale(db, row.source_asset);
+  const cardScale = await assetScale(db, row.card_currency);
   const amount = minorFromDb(row.amount);
   const fee = minorFromDb(row.fee);
   return {

@@ -19,10 +19,11 @@ import { clearableHold, heldOf, reversalOf } from './rules.js';
 import type { CardTransactionRow, CardTransactionsTable } from './tables.js';
 import { expiryReversalOf, lockTransactionOfCard, moveAuthorization, updateTransactionAmounts } from './queries.js';
 import { transactionView } from './views.js';
-import { scaleOf, type CardCaller } from '../shared/queries.js';
+import { type CardCaller } from '../shared/queries.js';
 import { lockCardById } from '../cards/queries.js';
 import type { CardRow } from '../cards/tables.js';
 import { authFacts, emit, insertTransaction, merchantCard, networkOf, post, returnsTo } from './records.js';
+import { assetScale } from '../../assets/index.js';
 
 export interface FollowBody {
   transaction_id: string;
@@ -72,7 +73,7 @@ export async function follow(
   body: FollowBody,
 ) {
   const found = await merchantCard(trx, caller, id);
-  const scale = await scaleOf(trx, found.currency);
+  const scale = await assetScale(trx, found.currency);
   const requested = body.amount === undefined ? undefined : parseAmount(body.amount, scale);
   // The card row locked first (as the authorisation and every stopping action lock it): a card
   // stopping meanwhile either returned its balance before this money arrives (then it goes to

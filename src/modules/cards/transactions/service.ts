@@ -28,10 +28,11 @@ import { authorizationsSince, findTransaction, transactionsOfCard } from './quer
 import { productRowBySeq } from '../products/queries.js';
 import { merchantRulesOfCard } from '../controls/queries.js';
 import { transactionView } from './views.js';
-import { scaleOf, type CardCaller, type Db } from '../shared/queries.js';
+import { type CardCaller, type Db } from '../shared/queries.js';
 import { findCard, lockCardById } from '../cards/queries.js';
 import type { CardRow } from '../cards/tables.js';
 import { emit, insertTransaction, merchantCard, networkOf, post } from './records.js';
+import { assetScale } from '../../assets/index.js';
 
 export const transactionErrors = {
   authorize: ['not_found', 'invalid_request'],
@@ -118,12 +119,12 @@ export async function authorize(
   body: AuthorizationBody,
 ): Promise<{ approved: boolean; decline_reason?: string; transaction_id: string }> {
   const card0 = await merchantCard(trx, caller, id);
-  const cardScale = await scaleOf(trx, card0.currency);
+  const cardScale = await assetScale(trx, card0.currency);
   const currency = (body.currency ?? card0.currency).toUpperCase();
   // The amount is in the message's currency (`CardNetworkMessage`), read at that currency's scale
   // as `transactionView` shows it; a currency outside the catalogue is read at the card's. Read at
   // the card's scale, "10.50 USDT" was stored as 1050 and shown as 0.001050.
-  const amountScale = currency === card0.currency ? cardScale : await scaleOf(trx, currency).catch(() => cardScale);
+  const amountScale = currency === card0.currency ? cardScale : await assetScale(trx, currency).catch(() => cardScale);
   const amount = parseAmount(body.amount, amountScale);
   const merchantName = body.merchant_name.trim();
   if (merchantName === '') throw new ApiError('invalid_request', 'merchant_name must not be empty.');

@@ -1,14 +1,15 @@
 import { formatAmount, minorFromDb } from '../../../money/index.js';
-import { scaleOf, type Db } from '../shared/queries.js';
+import { type Db } from '../shared/queries.js';
 import type { CardTransactionRow } from './tables.js';
 import { cardCurrencyOf } from '../cards/queries.js';
 import { iso } from '../../../platform/dates.js';
+import { assetScale } from '../../assets/index.js';
 
 /** A card transaction as the API answers it: amounts in the decimal form of its currency (the card's when outside the
  * catalogue). */
 
 export async function transactionView(db: Db, row: CardTransactionRow) {
-  const scale = (await scaleOf(db, row.currency).catch(() => undefined)) ?? (await cardScaleOf(db, row.card_id));
+  const scale = (await assetScale(db, row.currency).catch(() => undefined)) ?? (await cardScaleOf(db, row.card_id));
   return {
     id: row.id,
     card_id: row.card_id,
@@ -32,5 +33,5 @@ export async function transactionView(db: Db, row: CardTransactionRow) {
 
 async function cardScaleOf(db: Db, cardId: string): Promise<number> {
   const card = await cardCurrencyOf(db, cardId);
-  return scaleOf(db, card.currency);
+  return assetScale(db, card.currency);
 }
