@@ -6,7 +6,7 @@ import type { MerchantWalletClient } from '@merchant-wallet/sdk';
 import type { RunningService } from '../src/server.js';
 import { depositLines, entryKinds, postEntry, verifyLedger, withdrawalLockLines } from '../src/money/index.js';
 import { GroupCommitter } from '../src/platform/writes/group-commit.js';
-import { runWriteBatch, type BatchEffect, type GroupedWrite } from '../src/platform/writes/write-batch.js';
+import { runWriteBatch, writeAlone, type BatchEffect, type GroupedWrite } from '../src/platform/writes/write-batch.js';
 import { createWriteGroup } from '../src/platform/writes/write-group.js';
 import { createDeposits, type DepositPlan } from '../src/modules/deposits/service.js';
 import { mapDomainError } from '../src/api-errors.js';
@@ -338,6 +338,65 @@ describe('group commit', () => {
     );
     await sql`DROP TABLE gc_lone_probe`.execute(service.ctx.db);
   });
+
+  it(
+    'writes an item its batch effect answers writeAlone behind its own savepoint, in its place, then gives the ' +
+      'batch effect the items after it',
+    async () => {
+      const merchantId = (await newMerchantClient(service)).merchantId;
+      const other = (await newMerchantClient(service)).merchantId;
+      await sql`CREATE TABLE IF NOT EXISTS gc_alone_probe (item text)`.execute(service.ctx.db);
+      // Each call of the batch effect and of a write alone, in the order they ran.
+      const calls: string[] = [];
+      const aloneItems = new Set(['b', 'd']);
+      const batchEffect: BatchEffect = async (trx, items) => {
+        calls.push(`batch ${items.join('')}`);
+        const answers: Awaited<ReturnType<BatchEffect>> = [];
+        for (const item of items as string[]) {
+          if (aloneItems.has(item)) return [...answers, writeAlone];
+          await sql`INSERT INTO gc_alone_probe (item) VALUES (${item})`.execute(trx);
+          answers.push({ status: 201, body: { item } });
+        }
+        return answers;
+      };
+      const write = (item: string, merchant: string) =>
+        groupedWrite({
+          merchantId: merchant,
+          key: randomUUID(),
+          batch: { effect: batchEffect, item },
+          effect: async (trx) => {
+            calls.push(`alone ${item}`);
+            // Written, then refused: only its savepoint can undo it.
+            await sql`INSERT INTO gc_alone_probe (item) VALUES (${item})`.execute(trx);
+            if (item === 'd') throw new ApiError('insufficient_balance');
+            return { status: 201, body: { item } };
+          },
+        });
+      const outcomes = await service.ctx.db
+        .transaction()
+        .execute((trx) =>
+          runWriteBatch(trx, [
+            write('a', merchantId),
+            write('b', other),
+            write('c', merchantId),
+            write('d', merchantId),
+            write('e', other),
+          ]),
+        );
+      assert.deepEqual(calls, ['batch abcde', 'alone b', 'batch cde', 'alone d', 'batch e']);
+      assert.deepEqual(
+        outcomes.map((o) => ('status' in o ? JSON.parse(o.body).item : 'refusal' in o ? o.refusal.code : o)),
+        ['a', 'b', 'c', 'insufficient_balance', 'e'],
+      );
+      const probe = await sql<{ item: string }>`SELECT item FROM gc_alone_probe ORDER BY item`.execute(service.ctx.db);
+      assert.deepEqual(
+        probe.rows.map((r) => r.item),
+        ['a', 'b', 'c', 'e'],
+        'the refused write alone was undone, nothing else',
+      );
+      await sql`DROP TABLE gc_alone_probe`.execute(service.ctx.db);
+    },
+  );
 
   it(
     "does not deadlock with another transaction of the merchant that holds a member's account " + '(PostgreSQL)',

@@ -302,6 +302,44 @@ describe('step-up on POST /v1/withdrawals', () => {
     );
   });
 
+  it('passes or asks each withdrawal of a batch on its own: the others are written beside it', async () => {
+    const { client, member } = await setup({ threshold: '500' });
+    const e = await refused(client.withdrawals.create(withdrawal('600'), { onBehalfOf: member.external }));
+    await completeInSandbox(client, e.challengeId, 'approved');
+    // Sent at once, so that they share batches: below the threshold, with the completed challenge,
+    // below again, at the threshold without a challenge, below.
+    const create = (amount: string, stepUp?: string) =>
+      client.requestRaw({
+        method: 'POST',
+        path: '/v1/withdrawals',
+        body: withdrawal(amount),
+        onBehalfOf: member.external,
+        idempotencyKey: randomUUID(),
+        ...(stepUp ? { headers: { 'x-step-up': stepUp } } : {}),
+      });
+    const answers = await Promise.all([
+      create('100'),
+      e.repeat().then(
+        (w) => ({ status: 201, body: w }),
+        (err) => ({ status: err.status, body: err }),
+      ),
+      create('100'),
+      create('500'),
+      create('50'),
+    ]);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [201, 201, 201, 400, 201],
+      JSON.stringify(answers.map((a) => a.body)),
+    );
+    assert.equal(answers[1]!.body.amount, '600.000000');
+    assert.equal(answers[3]!.body.code, 'step_up_required');
+    assert.notEqual(answers[3]!.body.challenge_id, e.challengeId, 'a new challenge for the one without');
+    assert.equal(await available(client, member.external), '146.000000', 'four withdrawals and their 1 USDT fees');
+    // The challenge was consumed by its withdrawal: a new one with it is asked again.
+    await refused(client.withdrawals.create(withdrawal('600'), { onBehalfOf: member.external, stepUp: e.challengeId }));
+  });
+
   it('checks the request before asking: an invalid withdrawal is refused without a challenge', async () => {
     const { client, member } = await setup();
     await expectCode(

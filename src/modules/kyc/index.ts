@@ -10,7 +10,7 @@ export { kycOperatorRoutes } from './operator-routes.js';
 export { kycJobHandlers } from './workers.js';
 export { minKycLevel, profileOfMember, profileStatusOf } from './queries.js';
 export { imageFields, sniffImageType, validateImage, type ImageFieldName } from './rules.js';
-export { requireHighValueLevel } from './service.js';
+export { highValueRefusals, requireHighValueLevel } from './service.js';
 export { sandboxReview } from './check.js';
 // The sealing of an uploaded image at rest, for the card supplement images (cards/applications/screens.ts).
 export { sealedImageColumns } from './images.js';

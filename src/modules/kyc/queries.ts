@@ -1,4 +1,5 @@
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { minorFromDb } from '../../money/index.js';
 import type { Environment, Db } from '../../db/schema.js';
 import type { KycImagesTable, KycProfilesTable } from './tables.js';
 
@@ -180,12 +181,20 @@ export async function memberKycLevel(db: Db, memberId: string): Promise<number> 
   return row.kyc_level;
 }
 
-/** The amount from which a transfer of the asset needs the high-value level, if it has one. */
-export async function highValueThreshold(db: Db, environment: Environment, asset: string) {
-  return db
+/**
+ * The amount (minor units) from which a transfer of each named asset needs the high-value level,
+ * keyed `environment|asset`; an asset without a threshold has no key. One statement.
+ */
+export async function highValueThresholdsOf(
+  db: Db,
+  transfers: readonly { environment: Environment; asset: string }[],
+): Promise<Map<string, bigint>> {
+  const rows = await db
     .selectFrom('kyc_high_value_thresholds')
-    .select('min_amount')
-    .where('environment', '=', environment)
-    .where('asset', '=', asset)
-    .executeTakeFirst();
+    .select(['environment', 'asset', 'min_amount'])
+    .where(
+      sql<boolean>`(environment, asset) IN (SELECT * FROM unnest(${transfers.map((t) => t.environment)}::text[], ${transfers.map((t) => t.asset)}::text[]))`,
+    )
+    .execute();
+  return new Map(rows.map((r) => [`${r.environment}|${r.asset}`, minorFromDb(r.min_amount)]));
 }

@@ -9,7 +9,7 @@ import { issueTicket, ticketView } from '../hosted-screens/index.js';
 import { imageKeyLabel, sealedImageColumns } from './images.js';
 import {
   deleteImages,
-  highValueThreshold,
+  highValueThresholdsOf,
   insertImage,
   insertProfile,
   lockMember,
@@ -223,13 +223,34 @@ export async function getProfile(
  * threshold for the asset (none by default), the member needs the level that business requires.
  * Refuses with `kyc_required`, which carries no level (the reference).
  */
-export async function requireHighValueLevel(
-  db: Db,
-  p: { environment: Environment; memberId: string; asset: string; amount: bigint },
-): Promise<void> {
-  const row = await highValueThreshold(db, p.environment, p.asset);
-  if (!row || p.amount < BigInt(row.min_amount)) return;
-  const kycLevel = await memberKycLevel(db, p.memberId);
-  const required = await minKycLevel(db, p.environment, 'high_value_transfer');
-  if (kycLevel < required) throw new ApiError('kyc_required');
+export async function requireHighValueLevel(db: Db, transfer: HighValueTransfer): Promise<void> {
+  const [refused] = await highValueRefusals(db, [transfer]);
+  if (refused) throw new ApiError('kyc_required');
+}
+
+export interface HighValueTransfer {
+  environment: Environment;
+  memberId: string;
+  asset: string;
+  amount: bigint;
+}
+
+/**
+ * `requireHighValueLevel` for many transfers (a batch of withdrawals): true for each one it would
+ * refuse. One statement reads the thresholds of all; only a transfer at or above its threshold
+ * reads its member's level and the level required.
+ */
+export async function highValueRefusals(db: Db, transfers: readonly HighValueTransfer[]): Promise<boolean[]> {
+  if (transfers.length === 0) return [];
+  const thresholds = await highValueThresholdsOf(db, transfers);
+  const refusals: boolean[] = [];
+  for (const t of transfers) {
+    const min = thresholds.get(`${t.environment}|${t.asset}`);
+    if (min === undefined || t.amount < min) refusals.push(false);
+    else
+      refusals.push(
+        (await memberKycLevel(db, t.memberId)) < (await minKycLevel(db, t.environment, 'high_value_transfer')),
+      );
+  }
+  return refusals;
 }

@@ -31,6 +31,31 @@ export async function findThreshold(
   return row ? minorFromDb(row.min_amount) : undefined;
 }
 
+/**
+ * `findThreshold` for many (scope, action, asset) at once, keyed `merchant|environment|action|asset`;
+ * one statement.
+ */
+export async function findThresholds(
+  db: Db,
+  demands: readonly (ThresholdScope & { action: string; asset: string })[],
+): Promise<Map<string, bigint>> {
+  if (demands.length === 0) return new Map();
+  const column = (f: (d: (typeof demands)[number]) => string) => demands.map(f);
+  const rows = await db
+    .selectFrom('step_up_thresholds')
+    .select(['merchant_id', 'environment', 'action', 'asset', 'min_amount'])
+    .where(
+      sql<boolean>`(merchant_id, environment, action, asset) IN (SELECT * FROM unnest(${column((d) => d.merchantId)}::text[], ${column((d) => d.environment)}::text[], ${column((d) => d.action)}::text[], ${column((d) => d.asset)}::text[]))`,
+    )
+    .execute();
+  return new Map(
+    rows.map((r) => [thresholdKey(r.merchant_id, r.environment, r.action, r.asset), minorFromDb(r.min_amount)]),
+  );
+}
+
+export const thresholdKey = (merchantId: string, environment: string, action: string, asset: string) =>
+  `${merchantId}|${environment}|${action}|${asset}`;
+
 /** A merchant's thresholds in one environment, by action then asset (a bounded list: actions × assets). */
 export async function listThresholds(db: Db, scope: ThresholdScope): Promise<Threshold[]> {
   const rows = await db

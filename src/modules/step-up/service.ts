@@ -1,13 +1,13 @@
 import type { FastifyRequest } from 'fastify';
 import type { Transaction } from 'kysely';
-import type { Database, Environment } from '../../db/schema.js';
+import type { Database, Db, Environment } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import type { ErrorCode } from '../../platform/errors.js';
 import { SameKeyRefusal } from '../../platform/writes/same-key-refusal.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import { findTicket, hostedOrigin, issueTicket, ticketTtlSeconds, ticketView } from '../hosted-screens/index.js';
 import { hashStepUpCode, newStepUpCode } from './code.js';
-import { findThreshold, markChallengeUsed } from './queries.js';
+import { findThreshold, findThresholds, markChallengeUsed, thresholdKey } from './queries.js';
 import {
   atOrAboveThreshold,
   challengeVerdict,
@@ -89,6 +89,21 @@ export async function requireStepUp(ctx: ServiceContext, trx: Transaction<Databa
     if (verdict.pass && (await markChallengeUsed(trx, ticket!.id, now))) return;
   }
   throw await challengeRefusal(ctx, d);
+}
+
+/**
+ * Which of many demands with `above` reach their operator's threshold (one statement): a batch of
+ * writes learns which of its items need the gate before any of them writes. A demand that does
+ * is then passed to `requireStepUp` without `above`.
+ */
+export async function stepUpNeeded(
+  db: Db,
+  demands: readonly (StepUpDemand['principal'] & { action: StepUpAction; asset: string; amount: bigint })[],
+): Promise<boolean[]> {
+  const thresholds = await findThresholds(db, demands);
+  return demands.map((d) =>
+    atOrAboveThreshold(d.amount, thresholds.get(thresholdKey(d.merchantId, d.environment, d.action, d.asset))),
+  );
 }
 
 /**

@@ -25,20 +25,37 @@ const hexAddress = /^0x[0-9a-fA-F]{40}$/;
 function addressKey(address: string) {
   const hex = hexAddress.test(address);
   return {
+    hex,
     stored: hex ? sql<string>`lower(address)` : sql<string>`address`,
     sent: hex ? address.toLowerCase() : address,
   };
 }
 
-/** Blacklisted, or one of the service's own deposit addresses. */
-export async function addressRefused(db: Db, network: string, address: string): Promise<boolean> {
-  const { stored, sent } = addressKey(address);
-  // One statement (a round trip less on a withdrawal's path); `address` in each subquery is its own table's.
-  const { rows } = await sql<{ refused: boolean }>`
-    SELECT EXISTS (SELECT 1 FROM blacklisted_addresses WHERE network = ${network} AND ${stored} = ${sent})
-        OR EXISTS (SELECT 1 FROM deposit_addresses WHERE network = ${network} AND ${stored} = ${sent}) AS refused
+/**
+ * Which of the addresses are refused (their indexes): blacklisted, or one of the service's own
+ * deposit addresses. One statement for them all; each lookup uses its table's index on the
+ * address as compared (`lower(address)` for hex).
+ */
+export async function refusedAddresses(
+  db: Db,
+  candidates: readonly { network: string; address: string }[],
+): Promise<Set<number>> {
+  if (candidates.length === 0) return new Set();
+  const keys = candidates.map((c) => addressKey(c.address));
+  // `address` in each subquery is its own table's; `i.hex` picks the comparison its index serves.
+  const { rows } = await sql<{ ord: string }>`
+    SELECT i.ord FROM unnest(
+      ${candidates.map((c) => c.network)}::text[], ${keys.map((k) => k.sent)}::text[], ${keys.map((k) => k.hex)}::bool[]
+    ) WITH ORDINALITY AS i(network, sent, hex, ord)
+    WHERE CASE WHEN i.hex THEN
+      EXISTS (SELECT 1 FROM blacklisted_addresses b WHERE b.network = i.network AND lower(b.address) = i.sent)
+      OR EXISTS (SELECT 1 FROM deposit_addresses d WHERE d.network = i.network AND lower(d.address) = i.sent)
+    ELSE
+      EXISTS (SELECT 1 FROM blacklisted_addresses b WHERE b.network = i.network AND b.address = i.sent)
+      OR EXISTS (SELECT 1 FROM deposit_addresses d WHERE d.network = i.network AND d.address = i.sent)
+    END
   `.execute(db);
-  return rows[0]?.refused === true;
+  return new Set(rows.map((r) => Number(r.ord) - 1));
 }
 
 export async function blacklistAddress(db: Db, network: string, address: string, reason: string): Promise<void> {
@@ -80,20 +97,24 @@ export async function withdrawalPage(
   return keysetPage(q, page);
 }
 
-/** A new withdrawal, locked, stamped with the merchant's clock (created and updated). */
-export function insertWithdrawal(
+/** New withdrawals, locked, each stamped with its merchant's clock (created and updated); one statement. */
+export async function insertWithdrawals(
   trx: Transaction<Database>,
-  values: Omit<Insertable<WithdrawalsTable>, 'created_at' | 'updated_at'>,
-): Promise<Row> {
-  return trx
+  values: readonly Omit<Insertable<WithdrawalsTable>, 'created_at' | 'updated_at'>[],
+): Promise<Row[]> {
+  if (values.length === 0) return [];
+  const rows = await trx
     .insertInto('withdrawals')
-    .values({
-      ...values,
-      created_at: scopeNowSql(values.merchant_id, values.environment) as unknown as Date,
-      updated_at: scopeNowSql(values.merchant_id, values.environment) as unknown as Date,
-    })
+    .values(
+      values.map((v) => {
+        const now = scopeNowSql(v.merchant_id, v.environment) as unknown as Date;
+        return { ...v, created_at: now, updated_at: now };
+      }),
+    )
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .execute();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return values.map((v) => byId.get(v.id)!);
 }
 
 /** The claim of a locked withdrawal's move (one conditional UPDATE): the row moved, or undefined. */

@@ -11,7 +11,7 @@ import {
 import { stepUpCall } from '../step-up/index.js';
 import {
   confirmWithdrawal,
-  createWithdrawal,
+  createWithdrawals,
   failWithdrawal,
   getWithdrawal,
   listWithdrawals,
@@ -71,7 +71,7 @@ export const withdrawalRoutes = publicRoutes((route, ctx) => {
         body,
         stepUp: stepUpCall(req),
       }),
-      commit: (trx, { caller, body, stepUp }) => createWithdrawal(ctx, trx, caller, body, stepUp),
+      commitMany: (trx, plans, mode) => createWithdrawals(ctx, trx, plans, mode),
     },
   );
 

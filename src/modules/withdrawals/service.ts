@@ -10,18 +10,35 @@ import {
   formatAmount,
   minorFromDb,
   parseAmount,
+  postEntries,
   postEntryOrRefuse,
   withdrawalConfirmLines,
   withdrawalFailLines,
   withdrawalLockLines,
 } from '../../money/index.js';
 import { recordEvent, rowEnvelope } from '../../events/index.js';
-import { addressMatches, assetScale, getAsset, pageAtScale, usableNetwork } from '../assets/index.js';
-import { requireStepUp, type StepUpCall, stepUpErrors, stepUpObjectRef } from '../step-up/index.js';
-import { requireHighValueLevel } from '../kyc/index.js';
+import {
+  addressMatches,
+  assetScale,
+  getAsset,
+  pageAtScale,
+  usableNetwork,
+  type Asset,
+  type AssetNetwork,
+} from '../assets/index.js';
+import { requireStepUp, type StepUpCall, stepUpErrors, stepUpNeeded, stepUpObjectRef } from '../step-up/index.js';
+import { highValueRefusals } from '../kyc/index.js';
 import { transition, type WithdrawalAction } from './state.js';
 import { addressChecksumValid } from './address-rules.js';
-import { addressRefused, claimMove, findOwned, insertWithdrawal, memberExternalId, withdrawalPage } from './queries.js';
+import {
+  claimMove,
+  findOwned,
+  insertWithdrawals,
+  memberExternalId,
+  refusedAddresses,
+  withdrawalPage,
+} from './queries.js';
+import { writeAlone, type WriteMode } from '../../platform/writes/write-batch.js';
 import type { Caller } from '../../platform/caller.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
@@ -59,17 +76,6 @@ export function withdrawalView(w: Row, scale: number, externalMemberId?: string)
   };
 }
 
-/** Malformed (shape or checksum), wrong chain, blacklisted, or one of the service's own deposit addresses. */
-async function checkAddress(
-  db: Db,
-  network: { network: string; addressPattern: string },
-  address: string,
-): Promise<void> {
-  if (!addressMatches(network, address) || !addressChecksumValid(network.network, address))
-    throw new ApiError('address_not_allowed');
-  if (await addressRefused(db, network.network, address)) throw new ApiError('address_not_allowed');
-}
-
 export interface WithdrawalInput {
   asset: string;
   network: string;
@@ -77,19 +83,18 @@ export interface WithdrawalInput {
   amount: string;
 }
 
-/**
- * Amount plus the catalogue's fee move from available to withdrawing; the merchant pays out on
- * chain. At or above the operator's step-up threshold for the asset (none by default) the member
- * must pass strong authentication for this very request (asset, network, address, amount) first.
- */
-export async function createWithdrawal(
-  ctx: ServiceContext,
-  trx: Transaction<Database>,
-  caller: Caller & { memberId: string; externalMemberId: string },
-  input: WithdrawalInput,
-  stepUp: StepUpCall,
-) {
-  const asset = await getAsset(trx, input.asset.toUpperCase());
+/** A withdrawal to write: the member it is for (on whose behalf the call is made), the body, the step-up header. */
+export interface WithdrawalPlan {
+  caller: Caller & { memberId: string; externalMemberId: string };
+  body: WithdrawalInput;
+  stepUp: StepUpCall;
+}
+
+type WithdrawalView = ReturnType<typeof withdrawalView>;
+
+/** What a withdrawal's own fields decide before any row is read: the asset, its network, the amount, the address's
+ * shape. */
+function checkWithdrawal(input: WithdrawalInput, asset: Asset | undefined) {
   const network = usableNetwork(asset, input.network.toUpperCase());
   if (!asset || !network) throw new ApiError('asset_not_allowed');
   const amount = parseAmount(input.amount, asset.scale);
@@ -99,54 +104,139 @@ export async function createWithdrawal(
       'amount_out_of_range',
       `The minimum withdrawal is ${formatAmount(network.withdrawalMin, asset.scale)} ${asset.code}.`,
     );
-  await checkAddress(trx, network, input.address);
-  await requireHighValueLevel(trx, {
+  // Malformed (shape or checksum) or on another chain; blacklisted and own addresses are read below.
+  if (!addressMatches(network, input.address) || !addressChecksumValid(network.network, input.address))
+    throw new ApiError('address_not_allowed');
+  return { asset, network, amount };
+}
+
+/**
+ * Amount plus the catalogue's fee move from available to withdrawing; the merchant pays out on
+ * chain. At or above the operator's step-up threshold for the asset (none by default) the member
+ * must pass strong authentication for this very request (asset, network, address, amount) first.
+ *
+ * Many withdrawals, of any merchants, in a handful of statements whatever their number (group
+ * commit, docs/write-model.md; a lone one is a list of one): each one's own fields are checked
+ * first (the catalogue is held in memory), then one statement each reads the refused addresses,
+ * the high-value thresholds and the step-up thresholds of them all; one posts the entries with
+ * their events (`postEntries`: a shortfall refuses that withdrawal alone, later ones see the
+ * balances earlier ones left) and one inserts the rows of those that posted. One answer per
+ * withdrawal, in order: its view or its refusal, with nothing of it written. A withdrawal that
+ * needs step-up consumes its challenge before its posting may still be refused, so it is written
+ * alone behind a savepoint (`writeAlone`; with `mode.alone` it is that write).
+ */
+export async function createWithdrawals(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  plans: readonly WithdrawalPlan[],
+  mode: WriteMode,
+): Promise<(WithdrawalView | Error | typeof writeAlone)[]> {
+  const answers: (WithdrawalView | Error | typeof writeAlone)[] = [];
+  const checked: { i: number; plan: WithdrawalPlan; asset: Asset; network: AssetNetwork; amount: bigint }[] = [];
+  for (const [i, plan] of plans.entries()) {
+    try {
+      checked.push({ i, plan, ...checkWithdrawal(plan.body, await getAsset(trx, plan.body.asset.toUpperCase())) });
+    } catch (err) {
+      answers[i] = err as Error;
+    }
+  }
+  const refused = await refusedAddresses(
+    trx,
+    checked.map((c) => ({ network: c.network.network, address: c.plan.body.address })),
+  );
+  const transfers = checked.map(({ plan: { caller }, asset, amount }) => ({
     environment: caller.environment,
+    merchantId: caller.merchantId,
     memberId: caller.memberId,
     asset: asset.code,
     amount,
-  });
-  await requireStepUp(ctx, trx, {
-    principal: caller,
-    action: 'withdrawal.create',
-    objectRef: stepUpObjectRef('withdrawal.create', {
-      asset: asset.code,
-      network: network.network,
-      address: input.address,
-      amount,
-    }),
-    call: stepUp,
-    above: { asset: asset.code, amount },
-  });
+  }));
+  const kycRefused = await highValueRefusals(trx, transfers);
+  const stepUpDue = await stepUpNeeded(
+    trx,
+    transfers.map((t) => ({ ...t, action: 'withdrawal.create' as const })),
+  );
 
-  const row = await insertWithdrawal(trx, {
+  // In order: an item's refusals, then its step-up; the first that must be written alone ends this call.
+  const accepted: (typeof checked)[number][] = [];
+  let end = plans.length;
+  for (const [j, c] of checked.entries()) {
+    if (c.i >= end) break;
+    if (refused.has(j)) answers[c.i] = new ApiError('address_not_allowed');
+    else if (kycRefused[j]) answers[c.i] = new ApiError('kyc_required');
+    else if (!stepUpDue[j]) accepted.push(c);
+    else if (!mode.alone) {
+      answers[c.i] = writeAlone;
+      end = c.i + 1;
+    } else {
+      try {
+        await requireStepUp(ctx, trx, {
+          principal: c.plan.caller,
+          action: 'withdrawal.create',
+          objectRef: stepUpObjectRef('withdrawal.create', {
+            asset: c.asset.code,
+            network: c.network.network,
+            address: c.plan.body.address,
+            amount: c.amount,
+          }),
+          call: c.plan.stepUp,
+        });
+        accepted.push(c);
+      } catch (err) {
+        answers[c.i] = err as Error;
+      }
+    }
+  }
+
+  const withdrawals = accepted.map(({ plan: { caller, body }, asset, network, amount }) => ({
     id: newId('wdr'),
     ...ownerColumns(caller),
     asset: asset.code,
     network: network.network,
-    address: input.address,
+    address: body.address,
     amount: amount.toString(),
     fee: network.withdrawalFee.toString(),
-    status: 'locked',
+    status: 'locked' as const,
     status_version: 1,
+  }));
+  const outcomes = await postEntries(
+    trx,
+    accepted.map(({ plan: { caller }, network, amount }, k) => ({
+      entry: {
+        environment: caller.environment,
+        merchantId: caller.merchantId,
+        kind: entryKinds.withdrawalLock,
+        referenceType: 'withdrawal',
+        referenceId: withdrawals[k]!.id,
+        asset: withdrawals[k]!.asset,
+        lines: withdrawalLockLines({ memberId: caller.memberId, amount, fee: network.withdrawalFee }),
+      },
+      event: {
+        merchantId: caller.merchantId,
+        environment: caller.environment,
+        type: 'withdrawal.locked',
+        object: 'withdrawal',
+        objectId: withdrawals[k]!.id,
+        externalMemberId: caller.externalMemberId,
+        status: 'locked',
+        statusVersion: 1,
+      },
+    })),
+  );
+  const posted = accepted.flatMap((c, k) => {
+    const outcome = outcomes[k]!;
+    if (outcome instanceof Error) {
+      answers[c.i] = outcome;
+      return [];
+    }
+    return [{ c, values: withdrawals[k]! }];
   });
-  await postEntryOrRefuse(trx, {
-    environment: caller.environment,
-    merchantId: caller.merchantId,
-    kind: entryKinds.withdrawalLock,
-    referenceType: 'withdrawal',
-    referenceId: row.id,
-    asset: asset.code,
-    lines: withdrawalLockLines({ memberId: caller.memberId, amount, fee: network.withdrawalFee }),
-  });
-  await recordEvent(trx, {
-    ...rowEnvelope(row),
-    type: 'withdrawal.locked',
-    object: 'withdrawal',
-    status: 'locked',
-    externalMemberId: caller.externalMemberId,
-  });
-  return withdrawalView(row, asset.scale);
+  const rows = await insertWithdrawals(
+    trx,
+    posted.map((p) => p.values),
+  );
+  for (const [k, { c }] of posted.entries()) answers[c.i] = withdrawalView(rows[k]!, c.asset.scale);
+  return answers.slice(0, end);
 }
 
 export async function getWithdrawal(db: Db, caller: Caller, id: string) {

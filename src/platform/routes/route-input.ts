@@ -4,7 +4,7 @@ import type { Database } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import { claimWrite, executeWrite, sendReplay } from '../writes/idempotency.js';
 import type { StoredResult } from '../queries/idempotency.js';
-import type { BatchEffect } from '../writes/write-batch.js';
+import { writeAlone, type BatchEffect } from '../writes/write-batch.js';
 import { executeGroupedWrite } from '../writes/write-group.js';
 import type { RouteAccess } from './route-access.js';
 import type { Core } from './route-mount.js';
@@ -98,15 +98,16 @@ export class PublicRouteInput {
     let batch: { effect: BatchEffect; item: unknown } | undefined;
     if (many) {
       single = async (trx) => {
-        const [answer] = await many(trx, [plan]);
+        const [answer] = await many(trx, [plan], { alone: true });
+        if (answer === writeAlone) throw new Error('a batch effect answered writeAlone for a write already alone');
         if (answer instanceof Error) throw answer;
         return answer;
       };
       let effect = batchEffects.get(many);
       if (!effect) {
         effect = async (trx, plans) =>
-          (await many(trx, plans)).map((a) =>
-            a instanceof Error ? (ctx.mapDomainError(a) ?? a) : { status, body: a },
+          (await many(trx, plans, { alone: false })).map((a) =>
+            a === writeAlone ? a : a instanceof Error ? (ctx.mapDomainError(a) ?? a) : { status, body: a },
           );
         batchEffects.set(many, effect);
       }

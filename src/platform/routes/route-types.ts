@@ -5,6 +5,7 @@ import type { Database, Environment } from '../../db/schema.js';
 import type { ErrorCode } from '../errors.js';
 import type { StoredResult } from '../queries/idempotency.js';
 import type { IdempotencyContext, MemberContext } from '../http/request-context.js';
+import type { WriteMode, writeAlone } from '../writes/write-batch.js';
 import type { RouteAccess } from './route-access.js';
 
 /** The types of a typed route (route.ts): what it declares, what its handler receives and answers. */
@@ -94,7 +95,13 @@ export type Command<A extends RouteAccess, S extends RouteSchema, P, C = unknown
 ) &
   (
     | { commit: (trx: Transaction<Database>, plan: P) => Promise<ResultOf<S>> }
-    | { commitMany: (trx: Transaction<Database>, plans: readonly P[]) => Promise<(ResultOf<S> | Error)[]> }
+    | {
+        commitMany: (
+          trx: Transaction<Database>,
+          plans: readonly P[],
+          mode: WriteMode,
+        ) => Promise<(ResultOf<S> | Error | typeof writeAlone)[]>;
+      }
     | { claim: ClaimedWrite<S, P, C> }
   );
 
@@ -110,7 +117,7 @@ export type AnyCommand = {
   plan?: (input: unknown) => unknown;
   prepare?: (input: unknown) => Promise<unknown>;
   commit?: (trx: Transaction<Database>, plan: unknown) => Promise<unknown>;
-  commitMany?: (trx: Transaction<Database>, plans: readonly unknown[]) => Promise<unknown[]>;
+  commitMany?: (trx: Transaction<Database>, plans: readonly unknown[], mode: WriteMode) => Promise<unknown[]>;
   claim?: ClaimedWrite<RouteSchema, unknown, unknown>;
 };
 

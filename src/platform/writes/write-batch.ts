@@ -49,7 +49,22 @@ export type WriteOutcome =
 export type BatchEffect = (
   trx: Transaction<Database>,
   items: readonly unknown[],
-) => Promise<(WriteResult<unknown> | Error)[]>;
+) => Promise<(WriteResult<unknown> | Error | typeof writeAlone)[]>;
+
+/**
+ * A batch effect's answer for an item it can write only behind a savepoint of its own (it would
+ * consume something, a step-up challenge, before a check that may still refuse it): the call
+ * answers nothing after it and has written nothing of it or of the items after it. The batch
+ * writes that item alone (its command's effect for a list of one, told so by `alone`), then gives
+ * the items after it to the batch effect again: each merchant's writes keep their order.
+ */
+export const writeAlone: unique symbol = Symbol('writeAlone');
+
+/** How a command's batch effect is called: `alone` when its list of one runs behind a savepoint (or as the whole
+ * transaction), so that the item may write and then be refused. */
+export interface WriteMode {
+  alone: boolean;
+}
 
 export interface GroupedWrite {
   req: FastifyRequest;
@@ -274,17 +289,25 @@ export async function runWriteBatch(
       for (const i of step) await runAlone(i);
       continue;
     }
-    const answers = await kind(
-      trx,
-      step.map((i) => writes[i]!.batch!.item),
-    );
-    if (options.stats) options.stats.together += step.length;
-    for (const [k, i] of step.entries()) {
-      const a = answers[k];
-      if (a === undefined) throw new Error('write batch: the batch effect answered fewer items than it was given');
-      toRun.delete(i);
-      if (a instanceof Error) await refused(i, a);
-      else succeeded(i, a);
+    let rest = step;
+    while (rest.length > 0) {
+      const answers = await kind(
+        trx,
+        rest.map((i) => writes[i]!.batch!.item),
+      );
+      let k = 0;
+      for (; k < rest.length && answers[k] !== writeAlone; k++) {
+        const a = answers[k] as WriteResult<unknown> | Error | undefined;
+        if (a === undefined) throw new Error('write batch: the batch effect answered fewer items than it was given');
+        const i = rest[k]!;
+        toRun.delete(i);
+        if (a instanceof Error) await refused(i, a);
+        else succeeded(i, a);
+      }
+      if (options.stats) options.stats.together += k;
+      if (k === rest.length) break;
+      await runAlone(rest[k]!);
+      rest = rest.slice(k + 1);
     }
   }
 
