@@ -1,4 +1,5 @@
-import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import { inRows } from '../../db/in-rows.js';
 import { minorFromDb } from '../../money/index.js';
 import type { Environment, Db } from '../../db/schema.js';
 import type { KycImagesTable, KycProfilesTable } from './tables.js';
@@ -193,7 +194,10 @@ export async function highValueThresholdsOf(
     .selectFrom('kyc_high_value_thresholds')
     .select(['environment', 'asset', 'min_amount'])
     .where(
-      sql<boolean>`(environment, asset) IN (SELECT * FROM unnest(${transfers.map((t) => t.environment)}::text[], ${transfers.map((t) => t.asset)}::text[]))`,
+      inRows(
+        ['environment', 'asset'],
+        transfers.map((t) => [t.environment, t.asset]),
+      ),
     )
     .execute();
   return new Map(rows.map((r) => [`${r.environment}|${r.asset}`, minorFromDb(r.min_amount)]));

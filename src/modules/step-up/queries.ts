@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import { inScope } from '../../db/owned-by.js';
+import { inRows } from '../../db/in-rows.js';
 import { minorFromDb } from '../../money/index.js';
 
 export interface ThresholdScope {
@@ -40,12 +41,14 @@ export async function findThresholds(
   demands: readonly (ThresholdScope & { action: string; asset: string })[],
 ): Promise<Map<string, bigint>> {
   if (demands.length === 0) return new Map();
-  const column = (f: (d: (typeof demands)[number]) => string) => demands.map(f);
   const rows = await db
     .selectFrom('step_up_thresholds')
     .select(['merchant_id', 'environment', 'action', 'asset', 'min_amount'])
     .where(
-      sql<boolean>`(merchant_id, environment, action, asset) IN (SELECT * FROM unnest(${column((d) => d.merchantId)}::text[], ${column((d) => d.environment)}::text[], ${column((d) => d.action)}::text[], ${column((d) => d.asset)}::text[]))`,
+      inRows(
+        ['merchant_id', 'environment', 'action', 'asset'],
+        demands.map((d) => [d.merchantId, d.environment, d.action, d.asset]),
+      ),
     )
     .execute();
   return new Map(

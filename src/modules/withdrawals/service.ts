@@ -9,7 +9,6 @@ import {
   entryKinds,
   formatAmount,
   minorFromDb,
-  parseAmount,
   postEntries,
   postEntryOrRefuse,
   withdrawalConfirmLines,
@@ -17,19 +16,11 @@ import {
   withdrawalLockLines,
 } from '../../money/index.js';
 import { recordEvent, rowEnvelope } from '../../events/index.js';
-import {
-  addressMatches,
-  assetScale,
-  getAsset,
-  pageAtScale,
-  usableNetwork,
-  type Asset,
-  type AssetNetwork,
-} from '../assets/index.js';
+import { assetScale, getAsset, pageAtScale, type Asset, type AssetNetwork } from '../assets/index.js';
 import { requireStepUp, type StepUpCall, stepUpErrors, stepUpNeeded, stepUpObjectRef } from '../step-up/index.js';
 import { highValueRefusals } from '../kyc/index.js';
 import { transition, type WithdrawalAction } from './state.js';
-import { addressChecksumValid } from './address-rules.js';
+import { checkWithdrawal, type WithdrawalInput } from './rules.js';
 import {
   claimMove,
   findOwned,
@@ -76,13 +67,6 @@ export function withdrawalView(w: Row, scale: number, externalMemberId?: string)
   };
 }
 
-export interface WithdrawalInput {
-  asset: string;
-  network: string;
-  address: string;
-  amount: string;
-}
-
 /** A withdrawal to write: the member it is for (on whose behalf the call is made), the body, the step-up header. */
 export interface WithdrawalPlan {
   caller: Caller & { memberId: string; externalMemberId: string };
@@ -91,24 +75,6 @@ export interface WithdrawalPlan {
 }
 
 type WithdrawalView = ReturnType<typeof withdrawalView>;
-
-/** What a withdrawal's own fields decide before any row is read: the asset, its network, the amount, the address's
- * shape. */
-function checkWithdrawal(input: WithdrawalInput, asset: Asset | undefined) {
-  const network = usableNetwork(asset, input.network.toUpperCase());
-  if (!asset || !network) throw new ApiError('asset_not_allowed');
-  const amount = parseAmount(input.amount, asset.scale);
-  if (amount <= 0n) throw new ApiError('invalid_request', 'amount must be greater than zero.');
-  if (amount < network.withdrawalMin)
-    throw new ApiError(
-      'amount_out_of_range',
-      `The minimum withdrawal is ${formatAmount(network.withdrawalMin, asset.scale)} ${asset.code}.`,
-    );
-  // Malformed (shape or checksum) or on another chain; blacklisted and own addresses are read below.
-  if (!addressMatches(network, input.address) || !addressChecksumValid(network.network, input.address))
-    throw new ApiError('address_not_allowed');
-  return { asset, network, amount };
-}
 
 /**
  * Amount plus the catalogue's fee move from available to withdrawing; the merchant pays out on
