@@ -455,6 +455,42 @@ describe('exchange', () => {
     );
   });
 
+  it('executes orders sent at once, of several members, each as if alone (batches of executions)', async () => {
+    const [m1, m2, m3] = [await member(), await member(), await member()];
+    await direction('exd_s_usdt_eur', { step_up_threshold: '500' });
+    try {
+      const lock = await lockedQuote(m3, 'USDT', 'USD', '100');
+      const execute = (m: string, body: Parameters<MerchantWalletClient['exchange']['execute']>[0]) =>
+        client.exchange.execute(body, { onBehalfOf: m }).then(
+          (order) => ({ order, code: undefined as string | undefined }),
+          (err) => ({ order: undefined, code: (err as MerchantWalletError).code }),
+        );
+      // m1's two orders cannot both be paid: whichever is written first is, as if they came one by one.
+      const [a, b, c, d, e, f] = await Promise.all([
+        execute(m1, { from_asset: 'USDT', to_asset: 'BTC', from_amount: '300' }),
+        execute(m1, { from_asset: 'USDT', to_asset: 'USD', from_amount: '800' }),
+        execute(m2, { from_asset: 'USDT', to_asset: 'EUR', from_amount: '600' }),
+        execute(m2, { from_asset: 'USDT', to_asset: 'EUR', from_amount: '100' }),
+        execute(m3, { quote_id: lock.quote_id! }),
+        execute(m3, { from_asset: 'USDT', to_asset: 'USD', from_amount: '50' }),
+      ]);
+      const m1Paid = [a, b].filter((x) => x.order?.status === 'completed');
+      assert.equal(m1Paid.length, 1, JSON.stringify([a, b]));
+      assert.equal([a, b].find((x) => !x.order)?.code, 'insufficient_balance');
+      assert.equal(await balance(m1, 'USDT'), a.order ? '700.000000' : '200.000000');
+      assert.equal(c.code, 'step_up_required', 'at the threshold: asked');
+      assert.equal(d.order?.status, 'completed');
+      assert.equal(await balance(m2, 'USDT'), '900.000000');
+      assert.equal(e.order?.id, lock.quote_id, 'the lock executed at its numbers');
+      assert.equal(e.order?.to_amount, lock.to_amount);
+      assert.equal(f.order?.status, 'completed');
+      assert.equal(await balance(m3, 'USDT'), '850.000000');
+      for (const order of [...m1Paid, d, e, f]) assert.equal(await entryCount(order.order!.id), 2, 'a sell and a buy');
+    } finally {
+      await direction('exd_s_usdt_eur', { step_up_threshold: '10000' });
+    }
+  });
+
   it('gates again at execution: direction switched off, KYC lowered', async () => {
     const m = await member();
     const q = await lockedQuote(m, 'USDT', 'USDC', '10');

@@ -10,9 +10,9 @@ import { ApiError } from '../../platform/errors.js';
 import { minorFromDb, parseAmount } from '../../money/index.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import { isStale, type RateOutcome } from '../../upstreams/rates/port.js';
-import { getAsset } from '../assets/index.js';
+import { getAsset, type Asset } from '../assets/index.js';
 import { minKycLevel } from '../kyc/index.js';
-import { dailyTotals, findDirection, limitsOf, memberKyc, type Db } from './queries.js';
+import { dailyTotalsOf, findDirection, limitsOf, membersKyc, type Db } from './queries.js';
 import { limitBreach, priceExchange, type Price } from './rules.js';
 import type { DirectionRow } from './tables.js';
 import type { MemberScope, MerchantScope } from '../../platform/caller.js';
@@ -50,27 +50,67 @@ export interface Priced {
 }
 
 /** Direction gates: both assets listed and enabled, the direction present and enabled. */
-async function directionFor(
-  db: Db,
-  environment: Environment,
-  from: string,
-  to: string,
-): Promise<{ direction: DirectionRow; fromScale: number; toScale: number }> {
-  const [a, b] = [await getAsset(db, from), await getAsset(db, to)];
-  if (!a || !b) throw new ApiError('invalid_request', `Unknown asset ${!a ? from : to}.`);
-  if (!a.enabled || !b.enabled) throw new ApiError('asset_not_allowed', `${!a.enabled ? from : to} is not enabled.`);
-  const direction = await findDirection(db, environment, from, to);
+export function usableDirection(
+  sides: { from: string; to: string },
+  assets: [Asset | undefined, Asset | undefined],
+  direction: DirectionRow | undefined,
+): { direction: DirectionRow; fromScale: number; toScale: number } {
+  const [a, b] = assets;
+  if (!a || !b) throw new ApiError('invalid_request', `Unknown asset ${!a ? sides.from : sides.to}.`);
+  if (!a.enabled || !b.enabled)
+    throw new ApiError('asset_not_allowed', `${!a.enabled ? sides.from : sides.to} is not enabled.`);
   if (!direction || !direction.enabled)
-    throw new ApiError('service_unavailable', `Exchange from ${from} to ${to} is not available.`);
+    throw new ApiError('service_unavailable', `Exchange from ${sides.from} to ${sides.to} is not available.`);
   return { direction, fromScale: a.scale, toScale: b.scale };
+}
+
+async function directionFor(db: Db, environment: Environment, from: string, to: string) {
+  const assets: [Asset | undefined, Asset | undefined] = [await getAsset(db, from), await getAsset(db, to)];
+  const listed = assets[0]?.enabled && assets[1]?.enabled;
+  return usableDirection({ from, to }, assets, listed ? await findDirection(db, environment, from, to) : undefined);
+}
+
+/** The KYC gate's refusal, if any: the member must be active and at the direction's and the `exchange` business's
+ * level. */
+export function kycRefusal(
+  member: { status: string; kyc_level: number } | undefined,
+  direction: DirectionRow,
+  businessLevel: number,
+): ApiError | undefined {
+  if (!member || member.status !== 'active') return new ApiError('member_not_found');
+  if (member.kyc_level < Math.max(direction.min_kyc_level, businessLevel)) return new ApiError('kyc_required');
+  return undefined;
 }
 
 /** The member is active and meets the direction's and the `exchange` business's KYC level. */
 export async function kycGate(db: Db, scope: MemberScope, direction: DirectionRow): Promise<void> {
-  const member = await memberKyc(db, scope.memberId);
-  if (!member || member.status !== 'active') throw new ApiError('member_not_found');
-  const needed = Math.max(direction.min_kyc_level, await minKycLevel(db, scope.environment, 'exchange'));
-  if (member.kyc_level < needed) throw new ApiError('kyc_required');
+  const member = (await membersKyc(db, [scope.memberId])).get(scope.memberId);
+  const businessLevel = member?.status === 'active' ? await minKycLevel(db, scope.environment, 'exchange') : 0;
+  const refusal = kycRefusal(member, direction, businessLevel);
+  if (refusal) throw refusal;
+}
+
+/** The limit gate's refusal, if any: the amount range, and the member's daily amount and count in the direction. */
+export function limitRefusal(
+  amount: bigint,
+  direction: DirectionRow,
+  totals: { amount: bigint; count: number },
+): ApiError | undefined {
+  const breach = limitBreach(amount, limitsOf(direction), totals);
+  if (breach?.kind === 'amount_out_of_range') {
+    return new ApiError(
+      'amount_out_of_range',
+      breach.which === 'below_minimum'
+        ? "from_amount is below the direction's minimum."
+        : "from_amount is above the direction's single maximum.",
+    );
+  }
+  if (breach)
+    return new ApiError('limit_exceeded', undefined, {
+      limit_type: breach.limit_type,
+      limit_scope: breach.limit_scope,
+    });
+  return undefined;
 }
 
 /** Amount range and the member's daily amount and count in the direction, on the merchant's day. */
@@ -81,17 +121,9 @@ export async function limitGate(
   amount: bigint,
   day: string,
 ): Promise<void> {
-  const breach = limitBreach(amount, limitsOf(direction), await dailyTotals(db, direction.id, scope.memberId, day));
-  if (breach?.kind === 'amount_out_of_range') {
-    throw new ApiError(
-      'amount_out_of_range',
-      breach.which === 'below_minimum'
-        ? "from_amount is below the direction's minimum."
-        : "from_amount is above the direction's single maximum.",
-    );
-  }
-  if (breach)
-    throw new ApiError('limit_exceeded', undefined, { limit_type: breach.limit_type, limit_scope: breach.limit_scope });
+  const totals = await dailyTotalsOf(db, [{ directionId: direction.id, memberId: scope.memberId, day }]);
+  const refusal = limitRefusal(amount, direction, totals(direction.id, scope.memberId, day));
+  if (refusal) throw refusal;
 }
 
 /** The direction's spread and fee applied to an amount at the mid rate (`rules.ts#priceExchange`). */
@@ -114,7 +146,7 @@ export function priceAtDirection(
   });
 }
 
-function priceOrRefuse(
+export function priceOrRefuse(
   direction: DirectionRow,
   amount: bigint,
   fromScale: number,

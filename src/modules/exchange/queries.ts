@@ -4,6 +4,7 @@ import { claimStatusMove } from '../../db/status-move.js';
 import type { Database, Environment, Db } from '../../db/schema.js';
 import { earliestDue } from '../../db/earliest-due.js';
 import { inScope, ownedBy } from '../../db/owned-by.js';
+import { inRows } from '../../db/in-rows.js';
 import { minorFromDb } from '../../money/index.js';
 import { withPrefix } from '../../platform/ids.js';
 import { scopeNowSql } from '../../platform/queries/clock.js';
@@ -69,35 +70,6 @@ export function ordersQuery(db: Db, caller: Caller, status?: OrderStatus) {
   let q = db.selectFrom('exchange_orders').selectAll().where(ownedBy(caller));
   if (status) q = q.where('status', '=', status);
   return q;
-}
-
-/** Serialises a member's executions in one direction to the end of the transaction, so the daily totals read next
- * cannot be overtaken. */
-export async function lockMemberDirection(
-  trx: Transaction<Database>,
-  directionId: string,
-  memberId: string,
-): Promise<void> {
-  await sql`SELECT pg_advisory_xact_lock(hashtext(${`exchange:${directionId}:member:${memberId}`}))`.execute(trx);
-}
-
-/** What a member executed in a direction on one day of its merchant's clock (amount in from-asset minor units, count).
- * */
-export async function dailyTotals(
-  db: Db,
-  directionId: string,
-  memberId: string,
-  day: string,
-): Promise<{ amount: bigint; count: number }> {
-  const row = await db
-    .selectFrom('exchange_orders')
-    .select([sql<string>`coalesce(sum(from_amount), 0)`.as('amount'), sql<string>`count(*)`.as('count')])
-    .where('direction_id', '=', directionId)
-    .where('member_id', '=', memberId)
-    .where('value_day', '=', day)
-    .where('status', '=', 'completed')
-    .executeTakeFirstOrThrow();
-  return { amount: minorFromDb(row.amount), count: Number(row.count) };
 }
 
 /** Earliest lock end of the scope's quoted orders (the expiry process's next due time). */
@@ -173,11 +145,6 @@ export function updateDirectionRow(
   return trx.updateTable('exchange_directions').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
 
-/** The member's KYC level and status (the execution's KYC gate). */
-export function memberKyc(db: Db, memberId: string) {
-  return db.selectFrom('members').select(['kyc_level', 'status']).where('id', '=', memberId).executeTakeFirst();
-}
-
 export function insertOrder(
   trx: Transaction<Database>,
   values: Insertable<ExchangeOrdersTable>,
@@ -205,4 +172,110 @@ export function insertConversion(
   values: Insertable<MerchantConversionsTable>,
 ): Promise<ConversionRow> {
   return trx.insertInto('merchant_conversions').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+// A batch of market orders (market-orders.ts): each look-up once for the whole batch.
+
+export const directionKey = (environment: string, from: string, to: string) => `${environment}|${from}|${to}`;
+
+/** The directions of many (environment, from, to), keyed by `directionKey`; one statement. */
+export async function directionsOf(
+  db: Db,
+  sides: readonly { environment: Environment; from: string; to: string }[],
+): Promise<Map<string, DirectionRow>> {
+  if (sides.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('exchange_directions')
+    .selectAll()
+    .where(
+      inRows(
+        ['environment', 'from_asset', 'to_asset'],
+        sides.map((s) => [s.environment, s.from, s.to]),
+      ),
+    )
+    .execute();
+  return new Map(rows.map((d) => [directionKey(d.environment, d.from_asset, d.to_asset), d]));
+}
+
+/** Members' KYC level and status (the execution's KYC gate) and external ids (their events), by id; one statement. */
+export async function membersKyc(
+  db: Db,
+  memberIds: readonly string[],
+): Promise<Map<string, { kyc_level: number; status: string; external_member_id: string }>> {
+  if (memberIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('members')
+    .select(['id', 'kyc_level', 'status', 'external_member_id'])
+    .where('id', '=', sql<string>`ANY(${[...new Set(memberIds)]}::text[])`)
+    .execute();
+  return new Map(rows.map((m) => [m.id, m]));
+}
+
+/**
+ * Serialises a member's executions in one direction to the end of the transaction, so the daily
+ * totals read next cannot be overtaken; many (direction, member) pairs in one statement, in one
+ * order (the keys sorted): two batches wanting the same pairs cannot wait on each other in a cycle.
+ */
+export async function lockMemberDirections(
+  trx: Transaction<Database>,
+  pairs: readonly { directionId: string; memberId: string }[],
+): Promise<void> {
+  if (pairs.length === 0) return;
+  const keys = [...new Set(pairs.map((p) => `exchange:${p.directionId}:member:${p.memberId}`))].sort();
+  await sql`
+    SELECT count(pg_advisory_xact_lock(hashtext(k)))
+    FROM (SELECT k FROM unnest(${keys}::text[]) AS k ORDER BY k) AS sorted
+  `.execute(trx);
+}
+
+const memberDayKey = (directionId: string, memberId: string, day: string) => `${directionId}|${memberId}|${day}`;
+
+/**
+ * What members executed in a direction on one day of its merchant's clock (amount in from-asset
+ * minor units, count), for many (direction, member, day): a look-up (nothing executed: zero); one
+ * statement.
+ */
+export async function dailyTotalsOf(
+  db: Db,
+  days: readonly { directionId: string; memberId: string; day: string }[],
+): Promise<(directionId: string, memberId: string, day: string) => { amount: bigint; count: number }> {
+  if (days.length === 0) return () => ({ amount: 0n, count: 0 });
+  const rows = await db
+    .selectFrom('exchange_orders')
+    .select([
+      'direction_id',
+      'member_id',
+      sql<string>`value_day::text`.as('day'),
+      sql<string>`sum(from_amount)`.as('amount'),
+      sql<string>`count(*)`.as('count'),
+    ])
+    .where(
+      inRows(
+        ['direction_id', 'member_id', 'value_day'],
+        days.map((d) => [d.directionId, d.memberId, d.day]),
+        { value_day: 'date' },
+      ),
+    )
+    .where('status', '=', 'completed')
+    .groupBy(['direction_id', 'member_id', 'value_day'])
+    .execute();
+  const totals = new Map(
+    rows.map((r) => [
+      memberDayKey(r.direction_id, r.member_id, r.day),
+      { amount: minorFromDb(r.amount), count: Number(r.count) },
+    ]),
+  );
+  return (directionId, memberId, day) =>
+    totals.get(memberDayKey(directionId, memberId, day)) ?? { amount: 0n, count: 0 };
+}
+
+/** New orders, one statement; answered in the order given. */
+export async function insertOrders(
+  trx: Transaction<Database>,
+  values: readonly Insertable<ExchangeOrdersTable>[],
+): Promise<ExchangeOrderRow[]> {
+  if (values.length === 0) return [];
+  const rows = await trx.insertInto('exchange_orders').values(values).returningAll().execute();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return values.map((v) => byId.get(v.id)!);
 }

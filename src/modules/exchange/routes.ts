@@ -6,7 +6,8 @@ import { conversionErrors, createConversion, refuseQuoteId } from './conversions
 import { conversionPairs } from './directions.js';
 import { askRate } from './pricing.js';
 import { readOrder, readOrders } from './reads.js';
-import { exchangeErrors, executeLocked, executeMarket, lockedQuote, readOnlyQuote } from './service.js';
+import { exchangeErrors, lockedQuote, readOnlyQuote } from './service.js';
+import { executeOrders } from './market-orders.js';
 import { executeRequestOf, lockOf, sidesOf } from './requests.js';
 import { quoteRequestIdentity } from './rules.js';
 import {
@@ -111,10 +112,7 @@ export const exchangeRoutes = publicRoutes((route, ctx) => {
         if (request.kind === 'locked') return { call, request };
         return { call, request, rate: await askRate(ctx, principal, request.from, request.to) };
       },
-      commit: (trx, { call, request, rate }) =>
-        request.kind === 'locked'
-          ? executeLocked(ctx, trx, call, request.quoteId, request.restated)
-          : executeMarket(ctx, trx, call, request, rate!),
+      commitMany: (trx, plans, mode) => executeOrders(ctx, trx, plans, mode),
     },
   );
 

@@ -29,12 +29,12 @@ import {
   findOrder,
   completeQuoted,
   insertOrder,
-  lockMemberDirection,
+  lockMemberDirections,
   stepUpThresholdOf,
 } from './queries.js';
 import { exchangeReferenceType, needsStepUp } from './rules.js';
 import type { DirectionRow, ExchangeOrderRow } from './tables.js';
-import { checkRestatement, sidesOf, type ExecuteRequest, type QuoteRestatement } from './requests.js';
+import { checkRestatement, sidesOf, type QuoteRestatement } from './requests.js';
 import { kycGate, limitGate, priceFresh } from './pricing.js';
 import { orderView, quoteView } from './views.js';
 import type { MemberScope } from '../../platform/caller.js';
@@ -131,7 +131,7 @@ export async function lockedQuote(
 // ---------------------------------------------------------------------------------------------
 // Execution
 
-interface ExecuteCall {
+export interface ExecuteCall {
   scope: MemberScope;
   stepUp: StepUpCall;
 }
@@ -147,7 +147,7 @@ async function executionGates(
   objectRef: string,
 ) {
   await kycGate(trx, call.scope, direction);
-  await lockMemberDirection(trx, direction.id, call.scope.memberId);
+  await lockMemberDirections(trx, [{ directionId: direction.id, memberId: call.scope.memberId }]);
   await limitGate(trx, call.scope, direction, amount, day);
   if (needsStepUp(amount, stepUpThresholdOf(direction))) {
     await requireStepUp(ctx, trx, { principal: call.scope, action: 'exchange.execute', objectRef, call: call.stepUp });
@@ -239,50 +239,4 @@ export async function executeLocked(
   await post(trx, row);
   await emitOrderEvent(trx, row);
   return orderView(row, a.scale, b.scale);
-}
-
-/** A market order: priced now (every gate), executed at once; it is born `completed`. */
-export async function executeMarket(
-  ctx: ServiceContext,
-  trx: Transaction<Database>,
-  call: ExecuteCall,
-  req: Extract<ExecuteRequest, { kind: 'market' }>,
-  rate: RateOutcome,
-) {
-  const sides = { from: req.from, to: req.to };
-  const p = await priceFresh(ctx, trx, call.scope, sides, req.amount, rate);
-  await executionGates(
-    ctx,
-    trx,
-    call,
-    p.direction,
-    p.amount,
-    p.day,
-    stepUpObjectRef('exchange.execute', { from: req.from, to: req.to, amount: p.amount }),
-  );
-  const row = await insertOrder(trx, {
-    id: newId('exc'),
-    ...ownerColumns(call.scope),
-    direction_id: p.direction.id,
-    kind: 'market',
-    status: 'completed',
-    status_version: 1,
-    from_asset: req.from,
-    to_asset: req.to,
-    from_amount: p.amount.toString(),
-    to_amount: p.price.toAmount.toString(),
-    fee_amount: p.price.fee.toString(),
-    fee_asset: p.price.feeSide === 'from' ? req.from : req.to,
-    rate: p.price.rate,
-    mid_rate: p.mid,
-    quote_expires_at: null,
-    value_day: p.day,
-    created_at: p.now,
-    executed_at: p.now,
-    expired_at: null,
-    updated_at: p.now,
-  });
-  await post(trx, row);
-  await emitOrderEvent(trx, row);
-  return orderView(row, p.fromScale, p.toScale);
 }

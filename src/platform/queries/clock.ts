@@ -13,6 +13,16 @@ export async function selectSandboxOffset(db: Db, merchantId: string): Promise<b
   return row ? BigInt(row.offset_ms) : 0n;
 }
 
+/** The offsets of many sandbox merchants' clocks, by merchant (one never advanced has none). */
+export async function selectSandboxOffsets(db: Db, merchantIds: readonly string[]): Promise<Map<string, bigint>> {
+  const rows = await db
+    .selectFrom('sandbox_clocks')
+    .select(['merchant_id', 'offset_ms'])
+    .where('merchant_id', '=', sql<string>`ANY(${[...new Set(merchantIds)]}::text[])`)
+    .execute();
+  return new Map(rows.map((r) => [r.merchant_id, BigInt(r.offset_ms)]));
+}
+
 /** Moves a sandbox merchant's clock forward by `ms` (never back) and answers the new offset. */
 export async function addSandboxOffset(db: Db, merchantId: string, ms: bigint): Promise<bigint> {
   if (ms < 0n) throw new RangeError('the sandbox clock only moves forward');
