@@ -13,25 +13,13 @@ import {
   operatorAssetView,
   publicAssetView,
   usableNetwork,
-  type Asset,
+  type AssetNetwork,
 } from '../src/modules/assets/rules.js';
+import { catalogueUsdt } from './support/fixtures.js';
 import { ApiError } from '../src/platform/errors.js';
 
-const tron = {
-  network: 'TRON',
-  enabled: true,
-  withdrawalFee: 1_000_000n,
-  withdrawalMin: 10_000_000n,
-  addressPattern: '^T[1-9A-HJ-NP-Za-km-z]{33}$',
-};
-const eth = {
-  network: 'ETHEREUM',
-  enabled: false,
-  withdrawalFee: 5_000_000n,
-  withdrawalMin: 20_000_000n,
-  addressPattern: '^0x[0-9a-fA-F]{40}$',
-};
-const usdt: Asset = { code: 'USDT', scale: 6, type: 'crypto', enabled: true, networks: [tron, eth] };
+const usdt = catalogueUsdt;
+const [tron, eth] = usdt.networks as [AssetNetwork, AssetNetwork];
 
 describe('address patterns', () => {
   it("an operator's pattern: 1 to 512 characters and a valid regular expression", () => {

@@ -10,29 +10,9 @@ import { checkWithdrawal } from '../src/modules/withdrawals/rules.js';
 import type { Asset } from '../src/modules/assets/index.js';
 import { ApiError } from '../src/platform/errors.js';
 import { AmountError } from '../src/money/index.js';
+import { catalogueUsdt } from './support/fixtures.js';
 
-const usdt: Asset = {
-  code: 'USDT',
-  scale: 6,
-  type: 'crypto',
-  enabled: true,
-  networks: [
-    {
-      network: 'TRON',
-      enabled: true,
-      withdrawalFee: 1_000_000n,
-      withdrawalMin: 10_000_000n,
-      addressPattern: '^T[1-9A-HJ-NP-Za-km-z]{33}$',
-    },
-    {
-      network: 'ETH',
-      enabled: false,
-      withdrawalFee: 5_000_000n,
-      withdrawalMin: 20_000_000n,
-      addressPattern: '^0x[0-9a-fA-F]{40}$',
-    },
-  ],
-};
+const usdt = catalogueUsdt;
 const TRON = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 const input = (fields: Partial<{ network: string; address: string; amount: string }> = {}) => ({
   asset: 'usdt',
@@ -64,7 +44,7 @@ describe('checkWithdrawal', () => {
   it('refuses, in this order: asset or network, amount, minimum, address', () => {
     const cases: [string, Asset | undefined, ReturnType<typeof input>, string][] = [
       ['unknown asset', undefined, input(), 'asset_not_allowed'],
-      ['disabled network', usdt, input({ network: 'ETH' }), 'asset_not_allowed'],
+      ['disabled network', usdt, input({ network: 'ETHEREUM' }), 'asset_not_allowed'],
       ['unknown network', usdt, input({ network: 'BTC', address: 'x' }), 'asset_not_allowed'],
       ['disabled asset', { ...usdt, enabled: false }, input(), 'asset_not_allowed'],
       ['zero', usdt, input({ amount: '0' }), 'invalid_request'],

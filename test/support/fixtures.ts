@@ -9,6 +9,7 @@ import type { FieldSpec } from '../../src/modules/remittance/corridors/contracts
 import { defaultCorridors } from '../../src/db/migrations/016_remittance.js';
 import { SimulatedMarket } from '../../src/upstreams/rates/simulator.js';
 import { admin, newMerchantClient } from './service.js';
+import type { Asset } from '../../src/modules/assets/index.js';
 import { expectCode } from './expect.js';
 
 /**
@@ -364,3 +365,27 @@ export function latch(): { passed: Promise<void>; open: () => void } {
   });
   return { passed, open };
 }
+
+/** A catalogue USDT as the assets area holds it (pure rules' tests): TRON enabled, ETHEREUM disabled. */
+export const catalogueUsdt: Asset = {
+  code: 'USDT',
+  scale: 6,
+  type: 'crypto',
+  enabled: true,
+  networks: [
+    {
+      network: 'TRON',
+      enabled: true,
+      withdrawalFee: 1_000_000n,
+      withdrawalMin: 10_000_000n,
+      addressPattern: '^T[1-9A-HJ-NP-Za-km-z]{33}$',
+    },
+    {
+      network: 'ETHEREUM',
+      enabled: false,
+      withdrawalFee: 5_000_000n,
+      withdrawalMin: 20_000_000n,
+      addressPattern: '^0x[0-9a-fA-F]{40}$',
+    },
+  ],
+};

@@ -26,7 +26,7 @@ import {
 import type { RateOutcome } from '../../upstreams/rates/port.js';
 import { getAsset } from '../assets/index.js';
 import { minKycLevel } from '../kyc/index.js';
-import { requireStepUp, stepUpObjectRef } from '../step-up/index.js';
+import { stepUpInBatch, stepUpObjectRef } from '../step-up/index.js';
 import {
   dailyTotalsOf,
   directionKey,
@@ -130,23 +130,19 @@ export async function executeOrders(
   const accepted: Pending[] = [];
   for (const p of pending) {
     if (p.i >= end) break;
-    if (!needsStepUp(p.amount, stepUpThresholdOf(p.direction))) accepted.push(p);
-    else if (!mode.alone) {
-      answers[p.i] = writeAlone;
-      end = p.i + 1;
-    } else {
-      try {
-        await requireStepUp(ctx, trx, {
-          principal: p.call.scope,
-          action: 'exchange.execute',
-          objectRef: stepUpObjectRef('exchange.execute', { from: p.request.from, to: p.request.to, amount: p.amount }),
-          call: p.call.stepUp,
-        });
-        accepted.push(p);
-      } catch (err) {
-        answers[p.i] = err as Error;
-      }
+    if (!needsStepUp(p.amount, stepUpThresholdOf(p.direction))) {
+      accepted.push(p);
+      continue;
     }
+    const gate = await stepUpInBatch(ctx, trx, mode, {
+      principal: p.call.scope,
+      action: 'exchange.execute',
+      objectRef: stepUpObjectRef('exchange.execute', { from: p.request.from, to: p.request.to, amount: p.amount }),
+      call: p.call.stepUp,
+    });
+    if (gate === 'passed') accepted.push(p);
+    else answers[p.i] = gate;
+    if (gate === writeAlone) end = p.i + 1;
   }
   for (const [k, row] of (await writeOrders(trx, accepted, answers)).entries())
     if (row) answers[accepted[k]!.i] = orderView(row, accepted[k]!.fromScale, accepted[k]!.toScale);

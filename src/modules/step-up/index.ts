@@ -7,4 +7,4 @@
 export { stepUpScreen } from './screen.js';
 export { stepUpOperatorRoutes } from './operator-routes.js';
 export { stepUpObjectRef } from './rules.js';
-export { requireStepUp, stepUpCall, stepUpErrors, stepUpNeeded, type StepUpCall } from './service.js';
+export { requireStepUp, stepUpCall, stepUpErrors, stepUpInBatch, stepUpNeeded, type StepUpCall } from './service.js';

@@ -4,6 +4,7 @@ import type { Database, Db, Environment } from '../../db/schema.js';
 import type { ServiceContext } from '../../service-context.js';
 import type { ErrorCode } from '../../platform/errors.js';
 import { SameKeyRefusal } from '../../platform/writes/same-key-refusal.js';
+import { writeAlone, type WriteMode } from '../../platform/writes/write-batch.js';
 import { withDeadline } from '../../upstreams/deadline.js';
 import { findTicket, hostedOrigin, issueTicket, ticketTtlSeconds, ticketView } from '../hosted-screens/index.js';
 import { hashStepUpCode, newStepUpCode } from './code.js';
@@ -104,6 +105,27 @@ export async function stepUpNeeded(
   return demands.map((d) =>
     atOrAboveThreshold(d.amount, thresholds.get(thresholdKey(d.merchantId, d.environment, d.action, d.asset))),
   );
+}
+
+/**
+ * The gate for an item of a batch effect (docs/write-model.md) that reached its threshold: it
+ * consumes a challenge before the item's posting may still refuse it, so in a batch the item is
+ * written alone (`writeAlone`); alone (behind its savepoint) the gate runs: 'passed', or its
+ * refusal. `demand` has no `above`: the caller knows the threshold is reached (`stepUpNeeded`).
+ */
+export async function stepUpInBatch(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  mode: WriteMode,
+  demand: StepUpDemand,
+): Promise<'passed' | typeof writeAlone | Error> {
+  if (!mode.alone) return writeAlone;
+  try {
+    await requireStepUp(ctx, trx, demand);
+    return 'passed';
+  } catch (err) {
+    return err as Error;
+  }
 }
 
 /**

@@ -17,7 +17,7 @@ import {
 } from '../../money/index.js';
 import { recordEvent, rowEnvelope } from '../../events/index.js';
 import { assetScale, getAsset, pageAtScale, type Asset, type AssetNetwork } from '../assets/index.js';
-import { requireStepUp, type StepUpCall, stepUpErrors, stepUpNeeded, stepUpObjectRef } from '../step-up/index.js';
+import { type StepUpCall, stepUpErrors, stepUpInBatch, stepUpNeeded, stepUpObjectRef } from '../step-up/index.js';
 import { highValueRefusals } from '../kyc/index.js';
 import { transition, type WithdrawalAction } from './state.js';
 import { checkWithdrawal, type WithdrawalInput } from './rules.js';
@@ -131,26 +131,21 @@ export async function createWithdrawals(
     if (refused.has(j)) answers[c.i] = new ApiError('address_not_allowed');
     else if (kycRefused[j]) answers[c.i] = new ApiError('kyc_required');
     else if (!stepUpDue[j]) accepted.push(c);
-    else if (!mode.alone) {
-      answers[c.i] = writeAlone;
-      end = c.i + 1;
-    } else {
-      try {
-        await requireStepUp(ctx, trx, {
-          principal: c.plan.caller,
-          action: 'withdrawal.create',
-          objectRef: stepUpObjectRef('withdrawal.create', {
-            asset: c.asset.code,
-            network: c.network.network,
-            address: c.plan.body.address,
-            amount: c.amount,
-          }),
-          call: c.plan.stepUp,
-        });
-        accepted.push(c);
-      } catch (err) {
-        answers[c.i] = err as Error;
-      }
+    else {
+      const gate = await stepUpInBatch(ctx, trx, mode, {
+        principal: c.plan.caller,
+        action: 'withdrawal.create',
+        objectRef: stepUpObjectRef('withdrawal.create', {
+          asset: c.asset.code,
+          network: c.network.network,
+          address: c.plan.body.address,
+          amount: c.amount,
+        }),
+        call: c.plan.stepUp,
+      });
+      if (gate === 'passed') accepted.push(c);
+      else answers[c.i] = gate;
+      if (gate === writeAlone) end = c.i + 1;
     }
   }
 
