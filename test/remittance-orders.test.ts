@@ -568,6 +568,84 @@ describe('remittance orders', () => {
     },
   );
 
+  it('creates orders sent at once, of several members, each as if alone (batches of orders)', async () => {
+    const [a, b, low] = [await setup(), await setup(), await setup({ kyc: 0 })];
+    const create = (s: { m: string; payee: string }, source_asset: string, source_amount: string) =>
+      send(s.m, s.payee, source_asset, source_amount).then(
+        (order) => ({ order, code: undefined as string | undefined }),
+        (err) => ({ order: undefined, code: (err as { code?: string }).code }),
+      );
+    // a's two orders (300 EUR + 2.50 fee each, of 500) cannot both be paid: whichever is written first is.
+    const [a1, a2, b1, b2, l1] = await Promise.all([
+      create(a, 'EUR', '300'),
+      create(a, 'EUR', '300'),
+      create(b, 'EUR', '100'),
+      create(b, 'USDT', '100'),
+      create(low, 'EUR', '10'),
+    ]);
+    const paid = [a1, a2].filter((x) => x.order?.status === 'pending');
+    assert.equal(paid.length, 1, JSON.stringify([a1, a2]));
+    assert.equal([a1, a2].find((x) => !x.order)?.code, 'insufficient_balance');
+    assert.deepEqual([paid[0]!.order!.fee, paid[0]!.order!.payout_amount], ['2.50', '300.00']);
+    assert.deepEqual([b1.order?.status, b1.order?.fee, b2.order?.status], ['pending', '1.50', 'pending']);
+    assert.equal(b2.order?.fee, '1.583250', 'as the same order alone (the success test)');
+    assert.equal(l1.code, 'kyc_required');
+    const held = async (m: string, asset: string) => {
+      const x = await balance(m, asset);
+      return [x.available, x.frozen];
+    };
+    assert.deepEqual(await held(a.m, 'EUR'), ['197.50', '302.50']);
+    assert.deepEqual(await held(b.m, 'EUR'), ['398.50', '101.50']);
+    assert.deepEqual(await held(b.m, 'USDT'), ['898.416750', '101.583250']);
+    assert.deepEqual(await held(low.m, 'EUR'), ['500.00', '0.00'], 'nothing frozen by the refusal');
+    const orders = [paid[0]!.order!, b1.order!, b2.order!];
+    for (const order of orders) {
+      const entries = await service.ctx.db
+        .selectFrom('journal_entries')
+        .select('kind')
+        .where('reference_id', '=', order.id)
+        .execute();
+      assert.equal(entries.length, 1, 'one freeze');
+      assert.deepEqual(await eventsOf(order.id), ['remittance.order.pending@1']);
+    }
+    const written = await service.ctx.db
+      .selectFrom('remit_orders')
+      .select(['id', 'value_day', 'corridor_id'])
+      .where('member_id', 'in', [(await client.members.get(a.m)).id, (await client.members.get(low.m)).id])
+      .execute();
+    assert.deepEqual(
+      written.map((r) => r.id),
+      [paid[0]!.order!.id],
+      'no row of a refused order',
+    );
+
+    // Two members' orders that the merchant's daily limit cannot both take: the second, whichever, as if alone.
+    const { value_day: day, corridor_id: corridor } = written[0]!;
+    const { total } = await service.ctx.db
+      .selectFrom('remit_orders')
+      .select((eb) => eb.fn.sum<string>('payout_amount').as('total'))
+      .where('corridor_id', '=', corridor)
+      .where('merchant_id', '=', merchantId)
+      .where('value_day', '=', day)
+      .where('status', '!=', 'failed')
+      .executeTakeFirstOrThrow();
+    const max = BigInt(total) + 15_000n;
+    await admin(service, 'PATCH', `/admin/v1/remit/corridors/${corridor}`, {
+      merchant_daily_max: `${max / 100n}.${String(max % 100n).padStart(2, '0')}`,
+    });
+    try {
+      const [c, d] = [await setup(), await setup()];
+      const both = await Promise.all([create(c, 'EUR', '100'), create(d, 'EUR', '100')]);
+      assert.deepEqual(both.map((x) => x.order?.status ?? x.code).sort(), ['limit_exceeded', 'pending']);
+      const [took, refused] = both[0]!.order ? [c, d] : [d, c];
+      assert.deepEqual(await held(took.m, 'EUR'), ['398.50', '101.50']);
+      assert.deepEqual(await held(refused.m, 'EUR'), ['500.00', '0.00']);
+    } finally {
+      await admin(service, 'PATCH', `/admin/v1/remit/corridors/${corridor}`, { merchant_daily_max: '1000000.00' });
+    }
+    await run();
+  });
+
   it('limits: single and daily, member and merchant, with limit_type and limit_scope', async () => {
     const { m, payee } = await setup();
     const corridor = 'rco_de_eur_local_sepa_sbx';

@@ -104,6 +104,17 @@ export async function corridorById(db: Db, id: string): Promise<Corridor | undef
   return row ? corridorOf(row) : undefined;
 }
 
+/** Corridors by id (a batch of orders'), one statement. */
+export async function corridorsByIds(db: Db, ids: readonly string[]): Promise<Map<string, Corridor>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('remit_corridors')
+    .selectAll()
+    .where('id', '=', sql<string>`ANY(${[...new Set(ids)]}::text[])`)
+    .execute();
+  return new Map(rows.map((r) => [r.id, corridorOf(r)]));
+}
+
 // ---------------------------------------------------------------------------------------------
 // The operator's writes (service.ts)
 

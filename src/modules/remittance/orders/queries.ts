@@ -11,11 +11,10 @@ import { withPrefix } from '../../../platform/ids.js';
 import { statusesOf, type PublicStatus } from './state.js';
 import type { RemitOrderRow, RemitOrdersTable } from './tables.js';
 import type { Db } from '../payees/queries.js';
-import type { Caller, MemberScope as MemberCaller } from '../../../platform/caller.js';
+import type { Caller } from '../../../platform/caller.js';
 import type { ClockScope } from '../../../platform/clock.js';
 import { orderNowSql } from '../../../provider-orders/index.js';
 import { getAsset } from '../../assets/index.js';
-import { resolveMember } from '../../members/index.js';
 
 export async function findOrder(db: Db, id: string, caller?: Caller): Promise<RemitOrderRow | undefined> {
   let q = db.selectFrom('remit_orders').selectAll().where('id', '=', withPrefix('rmt', id));
@@ -29,41 +28,58 @@ export function ordersQuery(db: Db, caller: Caller, status?: PublicStatus) {
   return q;
 }
 
-/**
- * Serialises orders of one corridor for one member, then for its merchant, to the end of the
- * transaction (always in that order, so two orders never wait on each other crosswise): the daily
- * totals read next cannot be overtaken by a concurrent order.
- */
-export async function lockDailyTotals(
-  trx: Transaction<Database>,
-  corridorId: string,
-  memberId: string,
-  merchantId: string,
-): Promise<void> {
-  await sql`SELECT pg_advisory_xact_lock(hashtext(${`remit:${corridorId}:member:${memberId}`}))`.execute(trx);
-  await sql`SELECT pg_advisory_xact_lock(hashtext(${`remit:${corridorId}:merchant:${merchantId}`}))`.execute(trx);
+/** An order's place in the daily limits: its corridor, member and merchant, and its day on the merchant's clock. */
+export interface OrderDay {
+  corridorId: string;
+  memberId: string;
+  merchantId: string;
+  day: string;
 }
 
-/** Payout already committed on a day in a corridor (failed orders do not count), for a member and for its merchant. */
+/**
+ * Serialises orders of one corridor for one member, and for its merchant, to the end of the
+ * transaction, so the daily totals read next cannot be overtaken by a concurrent order: the keys
+ * of many orders in one statement, sorted (docs/remittance.md, "Orders sent together").
+ */
+export async function lockDailyTotals(trx: Transaction<Database>, orders: readonly OrderDay[]): Promise<void> {
+  if (orders.length === 0) return;
+  const keys = [
+    ...new Set(
+      orders.flatMap((o) => [
+        `remit:${o.corridorId}:member:${o.memberId}`,
+        `remit:${o.corridorId}:merchant:${o.merchantId}`,
+      ]),
+    ),
+  ].sort();
+  await sql`
+    SELECT count(pg_advisory_xact_lock(hashtext(k)))
+    FROM (SELECT k FROM unnest(${keys}::text[]) AS k ORDER BY k) AS sorted
+  `.execute(trx);
+}
+
+/**
+ * Payout already committed on each order's day in its corridor (failed orders do not count), for
+ * its member and for its merchant; one statement for many orders, answered in their order.
+ */
 export async function dailyTotals(
   trx: Transaction<Database>,
-  corridorId: string,
-  day: string,
-  memberId: string,
-  merchantId: string,
-): Promise<{ member: bigint; merchant: bigint }> {
-  const row = await trx
-    .selectFrom('remit_orders')
-    .select([
-      sql<string>`coalesce(sum(payout_amount) FILTER (WHERE member_id = ${memberId}), 0)`.as('member'),
-      sql<string>`coalesce(sum(payout_amount), 0)`.as('merchant'),
-    ])
-    .where('corridor_id', '=', corridorId)
-    .where('merchant_id', '=', merchantId)
-    .where('value_day', '=', day)
-    .where('status', '!=', 'failed')
-    .executeTakeFirstOrThrow();
-  return { member: minorFromDb(row.member), merchant: minorFromDb(row.merchant) };
+  orders: readonly OrderDay[],
+): Promise<{ member: bigint; merchant: bigint }[]> {
+  if (orders.length === 0) return [];
+  const { rows } = await sql<{ i: string; member: string; merchant: string }>`
+    SELECT t.i, s.member, s.merchant
+    FROM unnest(${orders.map((o) => o.corridorId)}::text[], ${orders.map((o) => o.merchantId)}::text[],
+                ${orders.map((o) => o.memberId)}::text[], ${orders.map((o) => o.day)}::date[])
+           WITH ORDINALITY AS t(corridor_id, merchant_id, member_id, value_day, i)
+    CROSS JOIN LATERAL (
+      SELECT coalesce(sum(o.payout_amount) FILTER (WHERE o.member_id = t.member_id), 0)::text AS member,
+             coalesce(sum(o.payout_amount), 0)::text AS merchant
+      FROM remit_orders o
+      WHERE o.corridor_id = t.corridor_id AND o.merchant_id = t.merchant_id AND o.value_day = t.value_day
+        AND o.status <> 'failed'
+    ) AS s
+    ORDER BY t.i`.execute(trx);
+  return rows.map((r) => ({ member: minorFromDb(r.member), merchant: minorFromDb(r.merchant) }));
 }
 
 /** An asset's scale, from the catalogue (the assets area's, held per process). */
@@ -152,13 +168,27 @@ export async function nextReturnCheck(db: Db, scope: ClockScope): Promise<Date |
 // ---------------------------------------------------------------------------------------------
 // Creation (service.ts)
 
-/** The member's KYC level (the order's KYC gate), read through the members area in the caller's transaction. */
-export async function memberKycLevel(db: Db, caller: MemberCaller): Promise<number> {
-  const member = await resolveMember(db, caller.merchantId, caller.environment, caller.memberId);
-  if (!member) throw new Error(`no member ${caller.memberId}`);
-  return member.kyc_level;
+/** The members' KYC levels and external ids (the orders' KYC gate and events), by internal id; one statement. */
+export async function membersOf(
+  db: Db,
+  memberIds: readonly string[],
+): Promise<Map<string, { merchant_id: string; environment: string; kyc_level: number; external_member_id: string }>> {
+  if (memberIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('members')
+    .select(['id', 'merchant_id', 'environment', 'kyc_level', 'external_member_id'])
+    .where('id', '=', sql<string>`ANY(${[...new Set(memberIds)]}::text[])`)
+    .execute();
+  return new Map(rows.map((m) => [m.id, m]));
 }
 
-export function insertOrder(trx: Transaction<Database>, values: Insertable<RemitOrdersTable>): Promise<RemitOrderRow> {
-  return trx.insertInto('remit_orders').values(values).returningAll().executeTakeFirstOrThrow();
+/** New orders, one statement; answered in the order given. */
+export async function insertOrders(
+  trx: Transaction<Database>,
+  values: readonly Insertable<RemitOrdersTable>[],
+): Promise<RemitOrderRow[]> {
+  if (values.length === 0) return [];
+  const rows = await trx.insertInto('remit_orders').values(values).returningAll().execute();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return values.map((v) => byId.get(v.id)!);
 }

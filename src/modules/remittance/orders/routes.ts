@@ -15,7 +15,8 @@ import {
   RemittanceBody,
   RemittanceIdParams,
 } from './schemas.js';
-import { createOrder, getOrder, listOrders, marketFor, orderErrors, viewOf } from './service.js';
+import { createOrders } from './create.js';
+import { getOrder, listOrders, marketFor, orderErrors, viewOf } from './service.js';
 import { publicStatuses } from './state.js';
 
 const tags = ['Remittance'];
@@ -84,7 +85,8 @@ export const orderRoutes = publicRoutes((route, ctx) => {
     {
       // Read-only provider calls before the transaction: the rate and the provider's payout date.
       prepare: async ({ principal, body }) => ({ principal, body, market: await marketFor(ctx, principal, body) }),
-      commit: (trx, { principal, body, market }) => createOrder(ctx, trx, principal, body, market),
+      // Many orders at once (create.ts): a batch's look-ups, freezes and rows in a few statements.
+      commitMany: (trx, plans, mode) => createOrders(ctx, trx, plans, mode),
     },
   );
 

@@ -76,6 +76,37 @@ export async function findActivePayee(db: Db, caller: MemberCaller, id: string):
   return (await ownPayee(db, caller, id))?.where('status', '=', 'active').executeTakeFirst();
 }
 
+/**
+ * `findActivePayee` for many (member, id) at once (a batch of orders): one statement, answered in
+ * the order given (unlinked, another member's or absent: undefined).
+ */
+export async function findActivePayees(
+  db: Db,
+  asks: readonly { caller: MemberCaller; id: string }[],
+): Promise<(PayeeRow | undefined)[]> {
+  const ids = await payeeIdsOf(db);
+  const seqs = asks.map((a) => ids.seqOf(a.id)?.toString());
+  const wanted = [...new Set(seqs.filter((s): s is string => s !== undefined))];
+  const rows =
+    wanted.length === 0
+      ? []
+      : await db
+          .selectFrom('remit_payees')
+          .selectAll()
+          .where('seq', '=', sql<bigint>`ANY(${wanted}::text[]::bigint[])`)
+          .where('status', '=', 'active')
+          .execute();
+  const bySeq = new Map(rows.map((r) => [r.seq.toString(), r]));
+  return asks.map(({ caller }, k) => {
+    const row = seqs[k] === undefined ? undefined : bySeq.get(seqs[k]);
+    const own =
+      row?.merchant_id === caller.merchantId &&
+      row.environment === caller.environment &&
+      row.member_id === caller.memberId;
+    return own ? row : undefined;
+  });
+}
+
 /** The member's link by id in any status (DELETE answers a repeat from it). */
 export async function findOwnPayee(db: Db, caller: MemberCaller, id: string): Promise<PayeeRow | undefined> {
   return (await ownPayee(db, caller, id))?.executeTakeFirst();
