@@ -95,7 +95,7 @@ export class PublicRouteInput {
     const plan = command.plan ? command.plan(this) : await command.prepare!(this);
     const many = command.commitMany;
     let single: Effect<unknown>;
-    let batch: { effect: BatchEffect; item: unknown } | undefined;
+    let batch: { effect: BatchEffect; item: unknown; locksRowsFirst?: boolean } | undefined;
     if (many) {
       single = async (trx) => {
         const [answer] = await many(trx, [plan], { alone: true });
@@ -111,7 +111,7 @@ export class PublicRouteInput {
           );
         batchEffects.set(many, effect);
       }
-      batch = { effect, item: plan };
+      batch = { effect, item: plan, ...(command.locksRowsFirst ? { locksRowsFirst: true } : {}) };
     } else {
       const one = command.commit ?? command.claim!.commit;
       single = (trx) => one(trx, plan);

@@ -101,6 +101,11 @@ export type Command<A extends RouteAccess, S extends RouteSchema, P, C = unknown
           plans: readonly P[],
           mode: WriteMode,
         ) => Promise<(ResultOf<S> | Error | typeof writeAlone)[]>;
+        /**
+         * The batch effect locks rows of its own (a card) before its postings: its batch takes no
+         * merchant's write lock first, each is taken at the postings, after those rows (docs/locking.md).
+         */
+        locksRowsFirst?: boolean;
       }
     | { claim: ClaimedWrite<S, P, C> }
   );
@@ -118,6 +123,7 @@ export type AnyCommand = {
   prepare?: (input: unknown) => Promise<unknown>;
   commit?: (trx: Transaction<Database>, plan: unknown) => Promise<unknown>;
   commitMany?: (trx: Transaction<Database>, plans: readonly unknown[], mode: WriteMode) => Promise<unknown[]>;
+  locksRowsFirst?: boolean;
   claim?: ClaimedWrite<RouteSchema, unknown, unknown>;
 };
 

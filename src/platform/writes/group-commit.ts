@@ -57,6 +57,8 @@ interface Waiting<I, O> {
   item: I;
   /** Runs in a batch of its own (a write that locks rows before the money: write-batch.ts). */
   solo: boolean;
+  /** Batched only with writes of its lane (a batch effect that locks rows before the money); undefined: the rest. */
+  lane: unknown;
   resolve: (outcome: O) => void;
   reject: (err: unknown) => void;
   /** With tracing on, the submitter's trace: the batch's span is in it (telemetry.ts). */
@@ -93,9 +95,10 @@ export class GroupCommitter<I, O> {
   }
 
   /** The item's outcome, once the transaction that wrote it has committed. */
-  submit(partition: string, order: string, item: I, solo = false): Promise<O> {
+  submit(partition: string, order: string, item: I, solo = false, lane?: unknown): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.waiting.push({ partition, order, item, solo, resolve, reject, context: tracing()?.activeContext() });
+      const context = tracing()?.activeContext();
+      this.waiting.push({ partition, order, item, solo, lane, resolve, reject, context });
       // Started on the next turn of the event loop, not at once: requests whose bytes arrived
       // together reach this point in that turn and share the batch. On the embedded database
       // that turn is the only chance to: its statements complete without yielding to the loop.
@@ -135,8 +138,8 @@ export class GroupCommitter<I, O> {
             const w = this.waiting[i]!;
             if (w.partition !== partition || this.busy.has(w.order) || heldBack.has(w.order)) {
               i++;
-            } else if (w.solo) {
-              // A solo write waiting for its turn holds back its merchant's later writes.
+            } else if (w.solo || w.lane !== head.lane) {
+              // A solo write, or one of another lane, waiting for its turn holds back its merchant's later writes.
               heldBack.add(w.order);
               i++;
             } else {

@@ -72,7 +72,7 @@ export interface GroupedWrite {
   effect: (trx: Transaction<Database>) => Promise<WriteResult<unknown>>;
   /** The route's batch effect and this write's item for it: used unless the write runs again alone after its batch
    * failed. */
-  batch?: { effect: BatchEffect; item: unknown };
+  batch?: { effect: BatchEffect; item: unknown; locksRowsFirst?: boolean };
   /**
    * A claimed write (a command with `after`, route.ts): its effect's success stores a claim on
    * the key for this long, not the result; the answer, made after the commit, replaces it.
@@ -133,8 +133,9 @@ export async function runWriteBatch(
   // for batches of batch effects, whose writes lock no row before the money: a write run alone
   // behind a savepoint (a solo batch) locks its member or card first and the merchant's lock at its
   // posting, as every other transaction does (docs/locking.md); taken here, before its rows, it
-  // waited in a cycle with a card's close holding the card and wanting the merchant's lock.
-  const lockMerchants = writes.every((w) => w.batch !== undefined);
+  // waited in a cycle with a card's close holding the card and wanting the merchant's lock. A batch
+  // effect that locks rows first (card top-ups: the cards) takes each merchant's lock at its postings.
+  const lockMerchants = writes.every((w) => w.batch !== undefined && !w.batch.locksRowsFirst);
   const merchants = lockMerchants
     ? [...new Set(writes.map(({ req }) => merchantLockOf(req.auth!.merchantId, req.auth!.environment)))].sort((a, b) =>
         a < b ? -1 : a > b ? 1 : 0,

@@ -69,8 +69,12 @@ export async function executeGroupedWrite<T>(
   const write: GroupedWrite = { req, reply, effect: effect as GroupedWrite['effect'], ...options };
   // A write without a batch effect locks its own rows (a member, a card, an order) before the
   // money, the order every other transaction takes them in (docs/locking.md): it runs in a batch
-  // of its own, which takes no merchant lock before its effect (runWriteBatch).
-  return answer(req, reply, await group.submit(partitioning === 'merchant' ? order : '', order, write, !write.batch));
+  // of its own, which takes no merchant lock before its effect (runWriteBatch). A batch effect that
+  // locks rows first (card top-ups) is batched only with its own writes: no other write's posting
+  // takes a merchant's lock before its rows in the batch's transaction.
+  const lane = write.batch?.locksRowsFirst ? write.batch.effect : undefined;
+  const partition = partitioning === 'merchant' ? order : '';
+  return answer(req, reply, await group.submit(partition, order, write, !write.batch, lane));
 }
 
 /**

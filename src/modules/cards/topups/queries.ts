@@ -5,12 +5,11 @@ import type { Database } from '../../../db/schema.js';
 import { type CardCaller, type Db } from '../shared/queries.js';
 import { withPrefix } from '../../../platform/ids.js';
 import type { CardTopupRow, CardTopupsTable } from './tables.js';
+import { inRows } from '../../../db/in-rows.js';
+import type { CardRow } from '../cards/tables.js';
+import type { CardProductRow } from '../products/tables.js';
 
 type Trx = Transaction<Database>;
-
-export function insertTopUp(trx: Trx, values: Insertable<CardTopupsTable>): Promise<CardTopupRow> {
-  return trx.insertInto('card_topups').values(values).returningAll().executeTakeFirstOrThrow();
-}
 
 /**
  * One top-up of the caller's: under its card, or by its id alone when `cardId` is undefined.
@@ -54,4 +53,59 @@ export function pendingTopUpIds(trx: Trx, cardId: string, limit: number) {
     .orderBy('seq')
     .limit(limit)
     .execute();
+}
+
+/** The cards of a batch of top-ups, each its member's own, locked in id order (one statement: the order of
+ * docs/locking.md, a card before its merchant's write lock). */
+export function lockOwnedCards(
+  trx: Trx,
+  cards: readonly { id: string; merchantId: string; environment: string; memberId: string }[],
+): Promise<CardRow[]> {
+  if (cards.length === 0) return Promise.resolve([]);
+  return trx
+    .selectFrom('cards')
+    .selectAll()
+    .where(
+      inRows(
+        ['id', 'merchant_id', 'environment', 'member_id'],
+        cards.map((c) => [c.id, c.merchantId, c.environment, c.memberId]),
+      ),
+    )
+    .orderBy('id')
+    .forNoKeyUpdate()
+    .execute();
+}
+
+/** Card products by their seqs (one statement). */
+export function productRowsBySeq(db: Db, seqs: readonly string[]): Promise<CardProductRow[]> {
+  if (seqs.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('card_products')
+    .selectAll()
+    .where('seq', 'in', [...seqs])
+    .execute();
+}
+
+/** Which of the cards have a replacement `requested` or `processing` (one statement). */
+export async function cardsReplacing(db: Db, cardIds: readonly string[]): Promise<Set<string>> {
+  if (cardIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('card_replacements')
+    .select('card_id')
+    .where('card_id', 'in', [...cardIds])
+    .where('status', 'in', ['requested', 'processing'])
+    .execute();
+  return new Set(rows.map((r) => r.card_id));
+}
+
+/** Top-ups in one statement, in the order given. */
+export async function insertTopUps(trx: Trx, rows: readonly Insertable<CardTopupsTable>[]): Promise<CardTopupRow[]> {
+  if (rows.length === 0) return [];
+  const inserted = await trx
+    .insertInto('card_topups')
+    .values([...rows])
+    .returningAll()
+    .execute();
+  const byId = new Map(inserted.map((r) => [r.id, r]));
+  return rows.map((r) => byId.get(r.id as string)!);
 }

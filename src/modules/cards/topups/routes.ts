@@ -3,8 +3,9 @@ import { PageQuery } from '../../../platform/routes/pagination.js';
 import type { Router } from '../../../platform/routes/route.js';
 import { idParams, readList, readOne } from '../../../platform/routes/route-kinds.js';
 import { IdParams } from '../shared/schemas.js';
+import { createTopUps } from './create.js';
 import { CardTopUp, TopUpBody, TopUpParams, TopUpQuote } from './schemas.js';
-import { createTopUp, getTopUp, listTopUps, quoteTopUp, rateFor, topUpErrors } from './service.js';
+import { getTopUp, listTopUps, quoteTopUp, rateFor, topUpErrors } from './service.js';
 
 const tags = ['Cards'];
 
@@ -83,7 +84,9 @@ export function topUpRoutes(route: Router, ctx: ServiceContext) {
             body,
             market: await rateFor(ctx, principal, params.id, body),
           }),
-          commit: (trx, { principal, cardId, body, market }) => createTopUp(ctx, trx, principal, cardId, body, market),
+          // The cards locked first, each merchant's write lock at the freezes (create.ts, docs/locking.md).
+          commitMany: (trx, plans, mode) => createTopUps(ctx, trx, plans, mode),
+          locksRowsFirst: true,
         },
       );
     },

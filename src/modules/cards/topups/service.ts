@@ -6,33 +6,13 @@
  * is released to the issuer, `card.topup.credited`) or `failed` (the freeze back to available,
  * `card.topup.failed`); an unknown outcome stays frozen until reconciliation learns it.
  */
-import type { Transaction } from 'kysely';
-import { pendingOrderColumns } from '../../../provider-orders/index.js';
-import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, type ErrorCode } from '../../../platform/errors.js';
-import { newId } from '../../../platform/ids.js';
 import { type PageParams } from '../../../platform/routes/pagination.js';
 import { keysetPage, viewPage } from '../../../db/keyset-page.js';
-import {
-  accountBalance,
-  minorFromDb,
-  parseAmount,
-  postEntryOrRefuse,
-  topUpFreezeLines,
-  cardMoneyEntryKinds,
-} from '../../../money/index.js';
-import { enqueue } from '../../../jobs/queries.js';
+import { accountBalance, minorFromDb, parseAmount } from '../../../money/index.js';
 import { assetScale, getAsset } from '../../assets/index.js';
-import {
-  arrivalAt,
-  moneyOf,
-  payingAsset,
-  priceTopUp,
-  topUpReferenceType,
-  type SourceCandidate,
-  type TopUpPrice,
-} from './rules.js';
+import { payingAsset, priceTopUp, type SourceCandidate, type TopUpPrice, type TopUpPricing } from './rules.js';
 
 import { type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
@@ -40,11 +20,10 @@ import { rateAfterSpread } from '../../../money/index.js';
 import { findCard } from '../cards/queries.js';
 import { productRowBySeq } from '../products/queries.js';
 import { replacementInFlight } from '../replacements/queries.js';
-import { findTopUp, insertTopUp, topUpsOfCard } from './queries.js';
+import { findTopUp, topUpsOfCard } from './queries.js';
 import { topUpView } from './views.js';
 import type { CardProductRow } from '../products/tables.js';
 import type { CardRow } from '../cards/tables.js';
-import { ownerColumns } from '../../../db/owned-by.js';
 
 export const topUpErrors = {
   quote: ['product_not_available', 'state_invalid', 'not_found', 'amount_out_of_range', 'invalid_request'],
@@ -70,7 +49,7 @@ export interface TopUpBody {
   source_asset?: string;
 }
 
-interface Priced {
+export interface Priced {
   card: CardRow;
   product: CardProductRow;
   asset: string;
@@ -79,23 +58,53 @@ interface Priced {
   price: TopUpPrice;
 }
 
+/** Why money may not be put on the card now, its product and replacements read (undefined: it may be). */
+export function unloadable(card: CardRow, product: CardProductRow, replacing: boolean): ApiError | undefined {
+  if (!product.enabled) return new ApiError('product_not_available', "The card's product is withdrawn.");
+  if (notLoadable.has(card.status)) return new ApiError('state_invalid', `The card is ${card.status}.`);
+  // A security replacement froze it and returned its balance: it never spends again.
+  if (card.frozen_at !== null) return new ApiError('state_invalid', 'The card is frozen by a security replacement.');
+  // A replacement in flight returns the card's balance and ends the card: nothing more is loaded onto it.
+  if (replacing) return new ApiError('state_invalid', 'A replacement of the card is in flight.');
+  return undefined;
+}
+
 async function loadableCard(
   db: Db,
   caller: MemberCardCaller,
   id: string,
-  lock = false,
 ): Promise<{ card: CardRow; product: CardProductRow }> {
-  const card = await findCard(db, caller, id, lock);
+  const card = await findCard(db, caller, id);
   if (!card) throw new ApiError('not_found', 'No such card.');
   const product = await productRowBySeq(db, card.product_seq);
-  if (!product.enabled) throw new ApiError('product_not_available', "The card's product is withdrawn.");
-  if (notLoadable.has(card.status)) throw new ApiError('state_invalid', `The card is ${card.status}.`);
-  // A security replacement froze it and returned its balance: it never spends again.
-  if (card.frozen_at !== null) throw new ApiError('state_invalid', 'The card is frozen by a security replacement.');
-  // A replacement in flight returns the card's balance and ends the card: nothing more is loaded onto it.
-  if (await replacementInFlight(db, card.id, ['requested', 'processing']))
-    throw new ApiError('state_invalid', 'A replacement of the card is in flight.');
+  const refusal =
+    unloadable(card, product, false) ??
+    unloadable(card, product, await replacementInFlight(db, card.id, ['requested', 'processing']));
+  if (refusal) throw refusal;
   return { card, product };
+}
+
+/** The product's top-up terms, minor units. */
+export const pricingOf = (product: CardProductRow): TopUpPricing => ({
+  feeBps: product.topup_fee_bps,
+  feeFixed: minorFromDb(product.topup_fee_fixed),
+  topupMin: minorFromDb(product.topup_min),
+  topupMaxSingle: minorFromDb(product.topup_max_single),
+});
+
+/** The price in one source asset, or its refusal thrown (`amount_out_of_range`; `invalid_request` for a malformed
+ * amount). */
+export function priceOrRefuse(amount: string, sourceScale: number, cardScale: number, pricing: TopUpPricing) {
+  const priced = priceTopUp(parseAmount(amount, sourceScale), sourceScale, cardScale, pricing);
+  if ('kind' in priced) {
+    const text = {
+      below_minimum: "below the product's minimum top-up",
+      above_single_cap: "above the product's single top-up cap",
+      converts_to_nothing: 'too small',
+    }[priced.which];
+    throw new ApiError('amount_out_of_range', `The amount is ${text}.`, { reason: priced.which });
+  }
+  return priced;
 }
 
 /**
@@ -103,15 +112,10 @@ async function loadableCard(
  * the payment priority (`payingAsset`). The amount is read at each candidate's scale (too many
  * places: `invalid_request`); out of the product's range: `amount_out_of_range` (extensions 6).
  */
-async function priceFor(db: Db, caller: MemberCardCaller, id: string, body: TopUpBody, lock = false): Promise<Priced> {
-  const { card, product } = await loadableCard(db, caller, id, lock);
+export async function priceFor(db: Db, caller: MemberCardCaller, id: string, body: TopUpBody): Promise<Priced> {
+  const { card, product } = await loadableCard(db, caller, id);
   const cardScale = await assetScale(db, card.currency);
-  const pricing = {
-    feeBps: product.topup_fee_bps,
-    feeFixed: minorFromDb(product.topup_fee_fixed),
-    topupMin: minorFromDb(product.topup_min),
-    topupMaxSingle: minorFromDb(product.topup_max_single),
-  };
+  const pricing = pricingOf(product);
   const candidates: Array<SourceCandidate & { scale: number; price?: TopUpPrice }> = [];
   for (const code of product.source_assets) {
     const asset = await getAsset(db, code);
@@ -147,16 +151,8 @@ async function priceFor(db: Db, caller: MemberCardCaller, id: string, body: TopU
   );
   if (!chosen) throw new ApiError('product_not_available', "No source asset of the card's product can be used now.");
   const c = candidates.find((x) => x.code === chosen)!;
-  const priced = priceTopUp(parseAmount(body.amount, c.scale), c.scale, cardScale, pricing);
-  if ('kind' in priced) {
-    const text = {
-      below_minimum: "below the product's minimum top-up",
-      above_single_cap: "above the product's single top-up cap",
-      converts_to_nothing: 'too small',
-    }[priced.which];
-    throw new ApiError('amount_out_of_range', `The amount is ${text}.`, { reason: priced.which });
-  }
-  return { card, product, asset: chosen, sourceScale: c.scale, cardScale, price: priced };
+  const price = priceOrRefuse(body.amount, c.scale, cardScale, pricing);
+  return { card, product, asset: chosen, sourceScale: c.scale, cardScale, price };
 }
 
 /** `POST /v1/cards/{id}/topup-quotes`: the reference's quote, smallest-unit integer strings; nothing stored, no issuer
@@ -204,63 +200,6 @@ export async function rateFor(
   if (answer.kind !== 'rate')
     throw new ApiError('product_not_available', `${q.asset} cannot be converted to ${q.card.currency} now.`);
   return { asset: q.asset, rate: rateAfterSpread(answer.rate, q.product.topup_fx_markup_bps) };
-}
-
-/**
- * The write (one transaction with the idempotency record): the top-up `pending` (version 1),
- * amount + fee frozen in the source asset (available → frozen; `insufficient_balance`), the
- * dispatch job queued. Concurrent top-ups against one balance serialise on the member's
- * available account (postEntry locks it), so they never overdraw it. The card row is locked
- * first, as every action that stops a card (and fails its pending top-ups) locks it: a card
- * stopping meanwhile stops before this top-up (`state_invalid`) or after it (and fails it too).
- */
-export async function createTopUp(
-  ctx: ServiceContext,
-  trx: Transaction<Database>,
-  caller: MemberCardCaller,
-  id: string,
-  body: TopUpBody,
-  market: { asset: string; rate: string } | undefined,
-) {
-  const q = await priceFor(trx, caller, id, market ? { ...body, source_asset: market.asset } : body, true);
-  if (!market || market.asset !== q.asset)
-    throw new ApiError('product_not_available', 'The source asset changed meanwhile; retry.');
-  const arrival = arrivalAt(q.price.amount, q.sourceScale, q.cardScale, market.rate);
-  if (arrival <= 0n)
-    throw new ApiError('amount_out_of_range', 'The amount converts to nothing.', { reason: 'converts_to_nothing' });
-  const now = await ctx.clock.now(trx, caller);
-  const row = await insertTopUp(trx, {
-    id: newId('ctu'),
-    ...ownerColumns(caller),
-    card_id: q.card.id,
-    source_asset: q.asset,
-    amount: q.price.amount,
-    fee: q.price.fee,
-    card_currency: q.card.currency,
-    arrival_amount: arrival,
-    rate: market.rate,
-    ...pendingOrderColumns,
-    credited_at: null,
-    failed_at: null,
-    created_at: now,
-    updated_at: now,
-  });
-  await postEntryOrRefuse(trx, {
-    environment: caller.environment,
-    merchantId: caller.merchantId,
-    kind: cardMoneyEntryKinds.topUpFreeze,
-    referenceType: topUpReferenceType,
-    referenceId: row.id,
-    asset: row.source_asset,
-    lines: topUpFreezeLines(moneyOf(row)),
-  });
-  await enqueue(trx, {
-    kind: topUpDispatchJobKind,
-    payload: { topup_id: row.id },
-    dedupeKey: `${topUpDispatchJobKind}:${row.id}`,
-    maxAttempts: 20,
-  });
-  return topUpView(trx, row);
 }
 
 export async function getTopUp(db: Db, caller: CardCaller, cardId: string | undefined, id: string) {
