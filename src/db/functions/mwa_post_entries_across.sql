@@ -9,7 +9,7 @@
 -- (`mwa_lock_accounts_across`), then entry by entry: a shortfall ('short' and the first account
 -- in lock order) or a repeat ('duplicate') refuses that entry alone and writes nothing of it; a
 -- later entry sees the balances the earlier posted ones left. The balances are then updated once
--- per account and the postings written in entry and line order.
+-- per account, in one statement, and the postings written in entry and line order.
 --
 -- Accounts come as parallel arrays, one element per distinct account of the call in creation
 -- order (asset, then key) with its environment; entries with their merchant and environment;
@@ -49,6 +49,8 @@ DECLARE
   short_at int;
   inserted text;
   inserted_ids text[];
+  changed_ids bigint[];
+  changed_deltas numeric[];
 BEGIN
   FOR lock_name IN
     SELECT DISTINCT 'merchant-writes|' || x.merchant_id || '|' || x.environment COLLATE "C" AS name
@@ -120,13 +122,17 @@ BEGIN
     END LOOP;
   END IF;
 
-  FOR step IN
+  -- Each changed account once, in one statement (its rows are locked already: no order to keep).
+  SELECT array_agg(ids[d.account]), array_agg(d.delta) INTO changed_ids, changed_deltas
+  FROM (
     SELECT x.account, sum(x.delta) AS delta FROM unnest(p_delta_entry, p_delta_account, p_delta) AS x(entry, account,
       delta)
     WHERE posted[x.entry] GROUP BY x.account HAVING sum(x.delta) <> 0
-  LOOP
-    UPDATE ledger_accounts SET balance = balance + step.delta WHERE id = ids[step.account];
-  END LOOP;
+  ) AS d;
+  IF changed_ids IS NOT NULL THEN
+    UPDATE ledger_accounts a SET balance = a.balance + changed_deltas[array_position(changed_ids, a.id)]
+    WHERE a.id = ANY(changed_ids);
+  END IF;
 
   INSERT INTO postings (entry_id, account_id, asset, amount)
   SELECT p_entry_id[l.entry], ids[l.account], p_asset[l.account], l.amount
