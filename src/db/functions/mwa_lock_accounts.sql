@@ -2,7 +2,7 @@
 --
 -- The accounts of a one-entry posting (`mwa_post_entry_rows`): `mwa_lock_accounts_across` with
 -- the one environment of the entry for every account, so both paths find, create and lock accounts
--- by the same statements. Each account is looked up by its whole key, one row at a time; the
+-- by the same statements. Each account is looked up by its whole key (an index probe each); the
 -- missing ones are created (in the order given, the callers' key order); then each is locked by
 -- its id, in ascending id order, and its rules checked against the caller's. The functions of
 -- migrations 024 and 032 joined the accounts with `unnest` of their arrays: PL/pgSQL keeps a
