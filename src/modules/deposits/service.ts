@@ -16,6 +16,7 @@ import {
 import { assetScale, getAsset, pageAtScale, type Asset } from '../assets/index.js';
 import { resolveMember } from '../members/index.js';
 import { depositPage, findDeposit, insertDeposits, type NewDeposit } from './queries.js';
+import { checkEach } from '../../platform/writes/batch-answers.js';
 import type { Caller } from '../../platform/caller.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
@@ -88,29 +89,20 @@ export async function createDeposits(
   plans: readonly DepositPlan[],
 ): Promise<(ReturnType<typeof depositView> | Error)[]> {
   const answers: (ReturnType<typeof depositView> | Error)[] = new Array(plans.length);
-  const checked: { i: number; asset: Asset; deposit: NewDeposit; amount: bigint }[] = [];
-  for (const [i, { merchantId, environment, input }] of plans.entries()) {
-    try {
-      const { asset, network, amount } = await checkDeposit(trx, input);
-      checked.push({
-        i,
-        asset,
-        amount,
-        deposit: {
-          id: newId('dep'),
-          merchantId,
-          environment,
-          memberRef: input.member_id,
-          asset: asset.code,
-          network: network ?? null,
-          amount: amount.toString(),
-          txHash: input.tx_hash,
-        },
-      });
-    } catch (err) {
-      answers[i] = err as Error;
-    }
-  }
+  const checked = await checkEach(plans, answers, async ({ merchantId, environment, input }) => {
+    const { asset, network, amount } = await checkDeposit(trx, input);
+    const deposit: NewDeposit = {
+      id: newId('dep'),
+      merchantId,
+      environment,
+      memberRef: input.member_id,
+      asset: asset.code,
+      network: network ?? null,
+      amount: amount.toString(),
+      txHash: input.tx_hash,
+    };
+    return { asset, amount, deposit };
+  });
   if (checked.length === 0) return answers;
   const inserted = await insertDeposits(
     trx,

@@ -14,6 +14,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { writeAlone, type WriteMode } from '../../platform/writes/write-batch.js';
+import { checkEach, keepPassing, postedOnly } from '../../platform/writes/batch-answers.js';
 import {
   exchangeBuyLines,
   exchangeEntryKinds,
@@ -108,7 +109,7 @@ export async function executeOrders(
     trx,
     pending.map((p) => p.call.scope),
   );
-  pending = keep(pending, answers, (p, k) => {
+  pending = keepPassing(pending, answers, (p, k) => {
     const now = nows[k]!;
     const mid = usableMid(p.rate!, now);
     Object.assign(p, { now, mid, day: now.toISOString().slice(0, 10) });
@@ -122,7 +123,7 @@ export async function executeOrders(
     trx,
     pending.map((p) => ({ directionId: p.direction.id, memberId: p.call.scope.memberId, day: p.day! })),
   );
-  pending = keep(pending, answers, (p) => {
+  pending = keepPassing(pending, answers, (p) => {
     const refusal = limitRefusal(p.amount, p.direction, totals(p.direction.id, p.call.scope.memberId, p.day!));
     if (refusal) throw refusal;
   });
@@ -149,19 +150,6 @@ export async function executeOrders(
   return answers.slice(0, end);
 }
 
-/** Runs `gate` on each pending order; a throw is that order's answer and drops it. */
-function keep(pending: Pending[], answers: Answer[], gate: (p: Pending, k: number) => void): Pending[] {
-  return pending.filter((p, k) => {
-    try {
-      gate(p, k);
-      return true;
-    } catch (err) {
-      answers[p.i] = err as Error;
-      return false;
-    }
-  });
-}
-
 /** The assets and direction of each order (one statement for the directions), then its amount. */
 async function directionGates(
   trx: Transaction<Database>,
@@ -173,21 +161,15 @@ async function directionGates(
     return { environment: call.scope.environment, from, to };
   });
   const directions = await directionsOf(trx, sides);
-  const pending: Pending[] = [];
-  for (const [i, { call, request, rate }] of markets.entries()) {
+  return checkEach(markets, answers, async ({ call, request, rate }): Promise<Omit<Pending, 'i'>> => {
     const market = request as MarketRequest;
-    try {
-      const assets = [await getAsset(trx, market.from), await getAsset(trx, market.to)] as const;
-      const found = directions.get(directionKey(call.scope.environment, market.from, market.to));
-      const usable = usableDirection(market, [assets[0], assets[1]], found);
-      const amount = parseAmount(market.amount, usable.fromScale, 'from_amount');
-      if (amount <= 0n) throw new ApiError('invalid_request', 'from_amount must be greater than zero.');
-      pending.push({ i, call, request: market, rate, ...usable, amount });
-    } catch (err) {
-      answers[i] = err as Error;
-    }
-  }
-  return pending;
+    const assets = [await getAsset(trx, market.from), await getAsset(trx, market.to)] as const;
+    const found = directions.get(directionKey(call.scope.environment, market.from, market.to));
+    const usable = usableDirection(market, [assets[0], assets[1]], found);
+    const amount = parseAmount(market.amount, usable.fromScale, 'from_amount');
+    if (amount <= 0n) throw new ApiError('invalid_request', 'from_amount must be greater than zero.');
+    return { call, request: market, rate, ...usable, amount };
+  });
 }
 
 /** Each member active and at the KYC level its direction and the `exchange` business need (one statement for the
@@ -200,7 +182,7 @@ async function kycGates(trx: Transaction<Database>, pending: Pending[], answers:
   const levels = new Map<string, number>();
   for (const environment of new Set(pending.map((p) => p.call.scope.environment)))
     levels.set(environment, await minKycLevel(trx, environment, 'exchange'));
-  return keep(pending, answers, (p) => {
+  return keepPassing(pending, answers, (p) => {
     const member = members.get(p.call.scope.memberId);
     const refusal = kycRefusal(member, p.direction, levels.get(p.call.scope.environment)!);
     if (refusal) throw refusal;
@@ -258,14 +240,7 @@ async function writeOrders(
     trx,
     accepted.map((p, k) => ({ entry: entry(p, k, 'sell') })),
   );
-  const sold = accepted.flatMap((p, k) => {
-    const outcome = sells[k]!;
-    if (outcome instanceof Error) {
-      answers[p.i] = outcome;
-      return [];
-    }
-    return [k];
-  });
+  const sold = postedOnly(accepted, sells, answers).map(({ k }) => k);
   const buys = await postEntries(
     trx,
     sold.map((k) => ({

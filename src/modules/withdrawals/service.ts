@@ -16,7 +16,7 @@ import {
   withdrawalLockLines,
 } from '../../money/index.js';
 import { recordEvent, rowEnvelope } from '../../events/index.js';
-import { assetScale, getAsset, pageAtScale, type Asset, type AssetNetwork } from '../assets/index.js';
+import { assetScale, getAsset, pageAtScale } from '../assets/index.js';
 import { type StepUpCall, stepUpErrors, stepUpInBatch, stepUpNeeded, stepUpObjectRef } from '../step-up/index.js';
 import { highValueRefusals } from '../kyc/index.js';
 import { transition, type WithdrawalAction } from './state.js';
@@ -30,6 +30,7 @@ import {
   withdrawalPage,
 } from './queries.js';
 import { writeAlone, type WriteMode } from '../../platform/writes/write-batch.js';
+import { checkEach, postedOnly } from '../../platform/writes/batch-answers.js';
 import type { Caller } from '../../platform/caller.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
@@ -98,14 +99,10 @@ export async function createWithdrawals(
   mode: WriteMode,
 ): Promise<(WithdrawalView | Error | typeof writeAlone)[]> {
   const answers: (WithdrawalView | Error | typeof writeAlone)[] = [];
-  const checked: { i: number; plan: WithdrawalPlan; asset: Asset; network: AssetNetwork; amount: bigint }[] = [];
-  for (const [i, plan] of plans.entries()) {
-    try {
-      checked.push({ i, plan, ...checkWithdrawal(plan.body, await getAsset(trx, plan.body.asset.toUpperCase())) });
-    } catch (err) {
-      answers[i] = err as Error;
-    }
-  }
+  const checked = await checkEach(plans, answers, async (plan) => ({
+    plan,
+    ...checkWithdrawal(plan.body, await getAsset(trx, plan.body.asset.toUpperCase())),
+  }));
   const refused = await refusedAddresses(
     trx,
     checked.map((c) => ({ network: c.network.network, address: c.plan.body.address })),
@@ -184,14 +181,7 @@ export async function createWithdrawals(
       },
     })),
   );
-  const posted = accepted.flatMap((c, k) => {
-    const outcome = outcomes[k]!;
-    if (outcome instanceof Error) {
-      answers[c.i] = outcome;
-      return [];
-    }
-    return [{ c, values: withdrawals[k]! }];
-  });
+  const posted = postedOnly(accepted, outcomes, answers).map(({ item, k }) => ({ c: item, values: withdrawals[k]! }));
   const rows = await insertWithdrawals(
     trx,
     posted.map((p) => p.values),

@@ -35,6 +35,7 @@ import type { CardProductRow } from '../products/tables.js';
 import { cardsReplacing, insertTopUps, lockOwnedCards, productRowsBySeq } from './queries.js';
 import { arrivalAt, topUpReferenceType, type TopUpPrice } from './rules.js';
 import { priceFor, priceOrRefuse, pricingOf, topUpDispatchJobKind, unloadable, type TopUpBody } from './service.js';
+import { checkEach, postedOnly } from '../../../platform/writes/batch-answers.js';
 import { topUpView } from './views.js';
 
 /** A top-up to write: who asks, the card, the body, and the rate fixed by `prepare` (undefined: it found a refusal). */
@@ -107,26 +108,21 @@ export async function createTopUps(
     locked.map((c) => c.id),
   );
 
-  const accepted: Accepted[] = [];
-  for (const [i, plan] of batch.entries()) {
-    try {
-      const card = found.get(ownerKey(withPrefix('crd', plan.cardId), plan.principal));
-      if (!card) throw new ApiError('not_found', 'No such card.');
-      const product = products.get(card.product_seq)!;
-      const refusal = unloadable(card, product, replacing.has(card.id));
-      if (refusal) throw refusal;
-      const cardScale = await assetScale(trx, card.currency);
-      const { asset, sourceScale, price } = await pricedIn(trx, plan, product, cardScale);
-      const market = plan.market!;
-      const arrival = arrivalAt(price.amount, sourceScale, cardScale, market.rate);
-      if (arrival <= 0n)
-        throw new ApiError('amount_out_of_range', 'The amount converts to nothing.', { reason: 'converts_to_nothing' });
-      accepted.push({ i, plan, card, asset, price, arrival, rate: market.rate });
-    } catch (err) {
-      answers[i] = err as Error;
-    }
-  }
-  for (const [k, answer] of (await writeTopUps(ctx, trx, accepted)).entries()) answers[accepted[k]!.i] = answer;
+  const accepted = await checkEach(batch, answers, async (plan): Promise<Omit<Accepted, 'i'>> => {
+    const card = found.get(ownerKey(withPrefix('crd', plan.cardId), plan.principal));
+    if (!card) throw new ApiError('not_found', 'No such card.');
+    const product = products.get(card.product_seq)!;
+    const refusal = unloadable(card, product, replacing.has(card.id));
+    if (refusal) throw refusal;
+    const cardScale = await assetScale(trx, card.currency);
+    const { asset, sourceScale, price } = await pricedIn(trx, plan, product, cardScale);
+    const market = plan.market!;
+    const arrival = arrivalAt(price.amount, sourceScale, cardScale, market.rate);
+    if (arrival <= 0n)
+      throw new ApiError('amount_out_of_range', 'The amount converts to nothing.', { reason: 'converts_to_nothing' });
+    return { plan, card, asset, price, arrival, rate: market.rate };
+  });
+  await writeTopUps(ctx, trx, accepted, answers);
   return answers.slice(0, answers[end] === writeAlone ? end + 1 : end);
 }
 
@@ -156,14 +152,16 @@ async function pricedIn(
 
 /**
  * The accepted top-ups' freezes in one statement (a shortfall refuses its top-up alone), the rows
- * of those that posted in one, their dispatch jobs in one. Each top-up's view, or its refusal.
+ * of those that posted in one, their dispatch jobs in one. Each top-up answered: its view, or its
+ * refusal.
  */
 async function writeTopUps(
   ctx: ServiceContext,
   trx: Transaction<Database>,
   accepted: readonly Accepted[],
-): Promise<(TopUpView | Error)[]> {
-  if (accepted.length === 0) return [];
+  answers: Answer[],
+): Promise<void> {
+  if (accepted.length === 0) return;
   const nows = await ctx.clock.nowOfEach(
     trx,
     accepted.map((a) => a.plan.principal),
@@ -205,10 +203,10 @@ async function writeTopUps(
       },
     })),
   );
-  const posted = accepted.flatMap((_, k) => (freezes[k] instanceof Error ? [] : [k]));
+  const posted = postedOnly(accepted, freezes, answers);
   const inserted = await insertTopUps(
     trx,
-    posted.map((k) => rows[k]!),
+    posted.map(({ k }) => rows[k]!),
   );
   await enqueueMany(
     trx,
@@ -219,7 +217,5 @@ async function writeTopUps(
       maxAttempts: 20,
     })),
   );
-  const views = new Map<number, TopUpView>();
-  for (const [n, k] of posted.entries()) views.set(k, await topUpView(trx, inserted[n]!));
-  return accepted.map((_, k) => views.get(k) ?? (freezes[k] as Error));
+  for (const [n, { item }] of posted.entries()) answers[item.i] = await topUpView(trx, inserted[n]!);
 }

@@ -27,6 +27,7 @@ import { dailyTotals, insertOrders, lockDailyTotals, membersOf, scaleOf, type Or
 import { limitBreach, priceOrder, remitReferenceType, type LimitBreach, type Price } from './rules.js';
 import { publicStatus } from './state.js';
 import { dispatchJobKind, type Market, type OrderInput } from './service.js';
+import { checkEach, keepPassing, postedOnly } from '../../../platform/writes/batch-answers.js';
 import { orderView } from './views.js';
 
 /** An order to write: the member it is for, the body, and what the providers said before the transaction. */
@@ -94,7 +95,7 @@ export async function createOrders(
   const scales = new Map<string, number>();
   for (const currency of new Set(pending.map((p) => p.corridor.currency)))
     scales.set(currency, await scaleOf(trx, currency));
-  pending = keep(pending, answers, (p, k) => {
+  pending = keepPassing(pending, answers, (p, k) => {
     if (refused[k]) throw new ApiError('kyc_required');
     p.payoutScale = scales.get(p.corridor.currency)!;
     p.price = priceOrder({
@@ -165,19 +166,6 @@ export async function createOrders(
 const sameBreach = (a: LimitBreach | undefined, b: LimitBreach | undefined) =>
   JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
-/** Runs `gate` on each pending order; a throw is that order's answer and drops it. */
-function keep(pending: Pending[], answers: Answer[], gate: (p: Pending, k: number) => void): Pending[] {
-  return pending.filter((p, k) => {
-    try {
-      gate(p, k);
-      return true;
-    } catch (err) {
-      answers[p.i] = err as Error;
-      return false;
-    }
-  });
-}
-
 /**
  * Each order's payee, KYC level (the corridor's and the `remittance` business's), corridor,
  * asset, rate and amount, in that order (one statement each for the payees, the corridors and the
@@ -203,38 +191,31 @@ async function orderGates(
   const levels = new Map<Environment, number>();
   for (const environment of new Set(orders.map((o) => o.principal.environment)))
     levels.set(environment, await minKycLevel(trx, environment, 'remittance'));
-  const pending: Pending[] = [];
-  for (const [i, plan] of orders.entries()) {
+  return checkEach(orders, answers, async (plan, i): Promise<Omit<Pending, 'i'>> => {
     const { principal: caller, body, market } = plan;
-    try {
-      const link = links[i];
-      if (!link) throw new ApiError('resource_not_found', 'No such payee for this member.');
-      const corridor = corridors.get(link.corridor_id);
-      if (!corridor) throw new Error(`remittance: corridor ${link.corridor_id} of payee ${link.seq} missing`);
-      const member = members.get(caller.memberId);
-      if (member?.merchant_id !== caller.merchantId || member.environment !== caller.environment)
-        throw new Error(`no member ${caller.memberId}`);
-      // Both gates hold: the corridor's own level and the service-wide `remittance` requirement.
-      if (member.kyc_level < Math.max(corridor.minKycLevel, levels.get(caller.environment)!))
-        throw new ApiError('kyc_required');
-      const contract = corridor.contracts[link.entity_type];
-      const refusal =
-        corridorRefusal(corridor.policy, contract) ??
-        payeeRefusal(corridor.policy, contract!, link.fields, corridor.country);
-      if (refusal)
-        throw new ApiError('corridor_not_supported', `The corridor cannot serve this payee now (${refusal}).`);
-      const asset = await getAsset(trx, body.source_asset.toUpperCase());
-      if (!asset || !asset.enabled) throw new ApiError('asset_not_allowed');
-      if (market.midRate === undefined)
-        throw new ApiError('asset_not_allowed', `${asset.code} cannot be converted to ${corridor.currency}.`);
-      const amount = parseAmount(body.source_amount, asset.scale, 'source_amount');
-      if (amount <= 0n) throw new ApiError('invalid_request', 'source_amount must be greater than zero.');
-      pending.push({ i, plan, link, corridor, externalMemberId: member.external_member_id, asset, amount });
-    } catch (err) {
-      answers[i] = err as Error;
-    }
-  }
-  return pending;
+    const link = links[i];
+    if (!link) throw new ApiError('resource_not_found', 'No such payee for this member.');
+    const corridor = corridors.get(link.corridor_id);
+    if (!corridor) throw new Error(`remittance: corridor ${link.corridor_id} of payee ${link.seq} missing`);
+    const member = members.get(caller.memberId);
+    if (member?.merchant_id !== caller.merchantId || member.environment !== caller.environment)
+      throw new Error(`no member ${caller.memberId}`);
+    // Both gates hold: the corridor's own level and the service-wide `remittance` requirement.
+    if (member.kyc_level < Math.max(corridor.minKycLevel, levels.get(caller.environment)!))
+      throw new ApiError('kyc_required');
+    const contract = corridor.contracts[link.entity_type];
+    const refusal =
+      corridorRefusal(corridor.policy, contract) ??
+      payeeRefusal(corridor.policy, contract!, link.fields, corridor.country);
+    if (refusal) throw new ApiError('corridor_not_supported', `The corridor cannot serve this payee now (${refusal}).`);
+    const asset = await getAsset(trx, body.source_asset.toUpperCase());
+    if (!asset || !asset.enabled) throw new ApiError('asset_not_allowed');
+    if (market.midRate === undefined)
+      throw new ApiError('asset_not_allowed', `${asset.code} cannot be converted to ${corridor.currency}.`);
+    const amount = parseAmount(body.source_amount, asset.scale, 'source_amount');
+    if (amount <= 0n) throw new ApiError('invalid_request', 'source_amount must be greater than zero.');
+    return { plan, link, corridor, externalMemberId: member.external_member_id, asset, amount };
+  });
 }
 
 /**
@@ -290,14 +271,7 @@ async function writeOrders(trx: Transaction<Database>, accepted: readonly Pendin
       };
     }),
   );
-  const posted = accepted.flatMap((p, k) => {
-    const outcome = outcomes[k]!;
-    if (outcome instanceof Error) {
-      answers[p.i] = outcome;
-      return [];
-    }
-    return [{ p, values: rows[k]! }];
-  });
+  const posted = postedOnly(accepted, outcomes, answers).map(({ item, k }) => ({ p: item, values: rows[k]! }));
   const inserted = await insertOrders(
     trx,
     posted.map((x) => x.values),

@@ -1,0 +1,72 @@
+import type { writeAlone } from './write-batch.js';
+
+/*
+ * The bookkeeping every batch effect does (docs/write-model.md): an item is checked, gated and
+ * posted with the others, and an item refused at any step is answered with its refusal and goes
+ * no further. Written once here instead of in each area's batch effect.
+ */
+
+/** A batch effect's answer for one item: its result, its refusal, or `writeAlone`. */
+export type BatchAnswer<V> = V | Error | typeof writeAlone;
+
+/** An item on its way through a batch effect: `i` is its place in the call (its answer's index). */
+export interface BatchItem {
+  i: number;
+}
+
+/**
+ * Each item checked by `check` (its own fields, what was read for all): what `check` returns, with
+ * the item's place, for those that pass; an item whose check throws is answered with what it
+ * threw.
+ */
+export async function checkEach<P, T extends object>(
+  items: readonly P[],
+  answers: BatchAnswer<unknown>[],
+  check: (item: P, i: number) => T | Promise<T>,
+): Promise<(T & BatchItem)[]> {
+  const passed: (T & BatchItem)[] = [];
+  for (const [i, item] of items.entries()) {
+    try {
+      passed.push({ ...(await check(item, i)), i });
+    } catch (err) {
+      answers[i] = err as Error;
+    }
+  }
+  return passed;
+}
+
+/** The items that pass `gate`, in order; an item whose gate throws is answered with what it threw. */
+export function keepPassing<T extends BatchItem>(
+  items: readonly T[],
+  answers: BatchAnswer<unknown>[],
+  gate: (item: T, k: number) => void,
+): T[] {
+  return items.filter((item, k) => {
+    try {
+      gate(item, k);
+      return true;
+    } catch (err) {
+      answers[item.i] = err as Error;
+      return false;
+    }
+  });
+}
+
+/**
+ * The items whose posting was not refused (`postEntries`' outcomes, one per item, in order), each
+ * with its index among `items`; a refused one is answered with its refusal (a shortfall, a repeat).
+ */
+export function postedOnly<T extends BatchItem>(
+  items: readonly T[],
+  outcomes: readonly unknown[],
+  answers: BatchAnswer<unknown>[],
+): { item: T; k: number }[] {
+  return items.flatMap((item, k) => {
+    const outcome = outcomes[k];
+    if (outcome instanceof Error) {
+      answers[item.i] = outcome;
+      return [];
+    }
+    return [{ item, k }];
+  });
+}
