@@ -33,22 +33,8 @@ DECLARE
   k int;
 BEGIN
   IF n = 0 THEN RETURN; END IF;
-  SELECT array_agg(f.id ORDER BY t.i) INTO ids
-  FROM generate_subscripts(p_owner_type, 1) AS t(i)
-  LEFT JOIN LATERAL (
-    SELECT a.id FROM ledger_accounts a
-    WHERE a.environment = p_environment[t.i] AND a.owner_type = p_owner_type[t.i] AND a.owner_id = p_owner_id[t.i]
-      AND a.asset = p_asset[t.i] AND a.bucket = p_bucket[t.i]
-    LIMIT 1
-  ) AS f ON true;
-  IF array_position(ids, NULL) IS NOT NULL THEN
-    INSERT INTO ledger_accounts (environment, owner_type, owner_id, asset, bucket, normal_side, non_negative)
-    SELECT p_environment[t.i], p_owner_type[t.i], p_owner_id[t.i], p_asset[t.i], p_bucket[t.i], p_normal_side[t.i],
-      p_non_negative[t.i]
-    FROM generate_subscripts(p_owner_type, 1) AS t(i)
-    WHERE ids[t.i] IS NULL
-    ORDER BY t.i
-    ON CONFLICT (environment, owner_type, owner_id, asset, bucket) DO NOTHING;
+  -- Looked up; the missing ones created, then looked up once more.
+  FOR attempt IN 1..2 LOOP
     SELECT array_agg(f.id ORDER BY t.i) INTO ids
     FROM generate_subscripts(p_owner_type, 1) AS t(i)
     LEFT JOIN LATERAL (
@@ -58,8 +44,16 @@ BEGIN
       LIMIT 1
     ) AS f ON true;
     k := array_position(ids, NULL);
-    IF k IS NOT NULL THEN RAISE EXCEPTION 'ledger: account % of the entries was not created', k; END IF;
-  END IF;
+    EXIT WHEN k IS NULL;
+    IF attempt = 2 THEN RAISE EXCEPTION 'ledger: account % of the entries was not created', k; END IF;
+    INSERT INTO ledger_accounts (environment, owner_type, owner_id, asset, bucket, normal_side, non_negative)
+    SELECT p_environment[t.i], p_owner_type[t.i], p_owner_id[t.i], p_asset[t.i], p_bucket[t.i], p_normal_side[t.i],
+      p_non_negative[t.i]
+    FROM generate_subscripts(p_owner_type, 1) AS t(i)
+    WHERE ids[t.i] IS NULL
+    ORDER BY t.i
+    ON CONFLICT (environment, owner_type, owner_id, asset, bucket) DO NOTHING;
+  END LOOP;
   -- Locked in ascending id order (the sort runs before the rows are locked): one global order.
   FOR acc IN SELECT a.id, a.balance, a.normal_side, a.non_negative FROM ledger_accounts a WHERE a.id = ANY(ids)
     ORDER BY a.id FOR UPDATE LOOP

@@ -14,7 +14,13 @@ import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { writeAlone, type WriteMode } from '../../platform/writes/write-batch.js';
-import { checkEach, keepPassing, postedOnly } from '../../platform/writes/batch-answers.js';
+import {
+  checkEach,
+  keepPassing,
+  postedOnly,
+  type BatchAnswer,
+  type BatchItem,
+} from '../../platform/writes/batch-answers.js';
 import {
   exchangeBuyLines,
   exchangeEntryKinds,
@@ -53,11 +59,10 @@ export interface ExecutePlan {
 
 type MarketRequest = Extract<ExecuteRequest, { kind: 'market' }>;
 type OrderView = ReturnType<typeof orderView>;
-type Answer = OrderView | Error | typeof writeAlone;
+type Answer = BatchAnswer<OrderView>;
 
 /** A market order that passed the gates read so far. */
-interface Pending {
-  i: number;
+interface Pending extends BatchItem {
   call: ExecuteCall;
   request: MarketRequest;
   rate: RateOutcome | undefined;

@@ -30,7 +30,7 @@ import {
   withdrawalPage,
 } from './queries.js';
 import { writeAlone, type WriteMode } from '../../platform/writes/write-batch.js';
-import { checkEach, postedOnly } from '../../platform/writes/batch-answers.js';
+import { checkEach, postedOnly, type BatchAnswer } from '../../platform/writes/batch-answers.js';
 import type { Caller } from '../../platform/caller.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
@@ -97,8 +97,8 @@ export async function createWithdrawals(
   trx: Transaction<Database>,
   plans: readonly WithdrawalPlan[],
   mode: WriteMode,
-): Promise<(WithdrawalView | Error | typeof writeAlone)[]> {
-  const answers: (WithdrawalView | Error | typeof writeAlone)[] = [];
+): Promise<BatchAnswer<WithdrawalView>[]> {
+  const answers: BatchAnswer<WithdrawalView>[] = [];
   const checked = await checkEach(plans, answers, async (plan) => ({
     plan,
     ...checkWithdrawal(plan.body, await getAsset(trx, plan.body.asset.toUpperCase())),

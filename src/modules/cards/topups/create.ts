@@ -35,7 +35,7 @@ import type { CardProductRow } from '../products/tables.js';
 import { cardsReplacing, insertTopUps, lockOwnedCards, productRowsBySeq } from './queries.js';
 import { arrivalAt, topUpReferenceType, type TopUpPrice } from './rules.js';
 import { priceFor, priceOrRefuse, pricingOf, topUpDispatchJobKind, unloadable, type TopUpBody } from './service.js';
-import { checkEach, postedOnly } from '../../../platform/writes/batch-answers.js';
+import { checkEach, postedOnly, type BatchAnswer, type BatchItem } from '../../../platform/writes/batch-answers.js';
 import { topUpView } from './views.js';
 
 /** A top-up to write: who asks, the card, the body, and the rate fixed by `prepare` (undefined: it found a refusal). */
@@ -47,10 +47,9 @@ export interface TopUpPlan {
 }
 
 type TopUpView = Awaited<ReturnType<typeof topUpView>>;
-type Answer = TopUpView | Error | typeof writeAlone;
+type Answer = BatchAnswer<TopUpView>;
 
-interface Accepted {
-  i: number;
+interface Accepted extends BatchItem {
   plan: TopUpPlan;
   card: CardRow;
   asset: string;

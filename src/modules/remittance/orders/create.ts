@@ -27,7 +27,13 @@ import { dailyTotals, insertOrders, lockDailyTotals, membersOf, scaleOf, type Or
 import { limitBreach, priceOrder, remitReferenceType, type LimitBreach, type Price } from './rules.js';
 import { publicStatus } from './state.js';
 import { dispatchJobKind, type Market, type OrderInput } from './service.js';
-import { checkEach, keepPassing, postedOnly } from '../../../platform/writes/batch-answers.js';
+import {
+  checkEach,
+  keepPassing,
+  postedOnly,
+  type BatchAnswer,
+  type BatchItem,
+} from '../../../platform/writes/batch-answers.js';
 import { orderView } from './views.js';
 
 /** An order to write: the member it is for, the body, and what the providers said before the transaction. */
@@ -38,11 +44,10 @@ export interface OrderPlan {
 }
 
 type OrderView = ReturnType<typeof orderView>;
-type Answer = OrderView | Error | typeof writeAlone;
+type Answer = BatchAnswer<OrderView>;
 
 /** An order that passed the gates read so far. */
-interface Pending {
-  i: number;
+interface Pending extends BatchItem {
   plan: OrderPlan;
   link: PayeeRow;
   corridor: Corridor;
