@@ -5,15 +5,17 @@ import { sql } from 'kysely';
 import { MerchantWalletClient } from '@merchant-wallet/sdk';
 import { verifyLedger } from '../src/money/index.js';
 import { spawnService, type ServiceProcess, adminPost, ownServiceDatabase, processClient } from './support/process.js';
+import { TRON } from './support/fixtures.js';
 
 /**
  * Issue 16, and issue 37 (batches across merchants): the service killed with SIGKILL while
- * group-committed writes of four merchants are in flight (deposits spread across them, and member
- * creations), then started again on the same data. Nothing acknowledged is lost, nothing is
- * doubled, for each merchant: every deposit and member answered 201 before the kill is there with
- * the same id, and sending every request again with its key answers each with one deposit (one
- * per tx_hash) or one member (the stored one, or a new one for a request whose batch never
- * committed); one journal entry per deposit; each merchant's balances; the ledger balances.
+ * group-committed writes of four merchants are in flight (deposits spread across them, member
+ * creations and withdrawals), then started again on the same data. Nothing acknowledged is lost,
+ * nothing is doubled, for each merchant: every deposit, member and withdrawal answered 201 before
+ * the kill is there with the same id, and sending every request again with its key answers each
+ * with one deposit (one per tx_hash), one member or one withdrawal (the stored one, or a new one
+ * for a request whose batch never committed); one journal entry per deposit and per withdrawal;
+ * each merchant's balances; the ledger balances.
  */
 
 describe('group commit across a crash of the service', () => {
@@ -34,22 +36,39 @@ describe('group commit across a crash of the service', () => {
           const merchant = await adminCall('/admin/v1/merchants', { name: `group commit crash ${m}` });
           const key = await adminCall(`/admin/v1/merchants/${merchant.id}/api-keys`, {
             environment: 'sandbox',
-            scopes: ['members:write', 'members:read', 'deposits:write', 'deposits:read', 'balances:read'],
+            scopes: [
+              'members:write',
+              'members:read',
+              'deposits:write',
+              'deposits:read',
+              'withdrawals:write',
+              'balances:read',
+            ],
           });
           merchants.push({ id: merchant.id, key });
         }
         const clientsOf = (p: ServiceProcess) => merchants.map(({ key }) => processClient(p, key));
         let clients = clientsOf(svc);
+        const funding = '1000';
         for (const c of clients) {
-          await c.members.create({ external_member_id: 'crash-a' });
-          await c.members.create({ external_member_id: 'crash-b' });
+          for (const member of ['crash-a', 'crash-b']) {
+            await c.members.create({ external_member_id: member });
+            await c.deposits.create({
+              member_id: member,
+              asset: 'USDT',
+              amount: funding,
+              tx_hash: `0x${randomUUID()}`,
+            });
+          }
         }
 
-        // Spread across the merchants in turn; one request in five creates a member.
+        // Spread across the merchants in turn; one request in five creates a member, one in five withdraws 2 USDT
+        // (and the fee of 1) on behalf of a member: each is paid whatever the order, from the funding.
         const total = 160;
         const requests = Array.from({ length: total }, (_, i) => {
           const merchant = i % merchantCount;
           const key = randomUUID();
+          const member = Math.floor(i / merchantCount) % 2 ? 'crash-a' : 'crash-b';
           if (i % 5 === 2)
             return {
               merchant,
@@ -58,17 +77,22 @@ describe('group commit across a crash of the service', () => {
               path: '/v1/members',
               body: { external_member_id: `crash-new-${i}` },
             };
+          if (i % 5 === 4)
+            return {
+              merchant,
+              key,
+              kind: 'withdrawal' as const,
+              member,
+              path: '/v1/withdrawals',
+              body: { asset: 'USDT', network: 'TRON', address: TRON, amount: '2' },
+            };
           return {
             merchant,
             key,
             kind: 'deposit' as const,
+            member,
             path: '/v1/deposits',
-            body: {
-              member_id: Math.floor(i / merchantCount) % 2 ? 'crash-a' : 'crash-b',
-              asset: 'USDT',
-              amount: '1.25',
-              tx_hash: `0x${randomUUID()}`,
-            },
+            body: { member_id: member, asset: 'USDT', amount: '1.25', tx_hash: `0x${randomUUID()}` },
           };
         });
         const acknowledged = new Map<number, string>();
@@ -80,6 +104,7 @@ describe('group commit across a crash of the service', () => {
             path: requests[i]!.path,
             body: requests[i]!.body,
             idempotencyKey: requests[i]!.key,
+            ...(requests[i]!.kind === 'withdrawal' ? { onBehalfOf: requests[i]!.member } : {}),
           });
         // 32 senders, each sending the next request when its previous one is answered; the kill
         // comes once 40 writes were acknowledged, with the rest in flight or still to send.
@@ -107,6 +132,8 @@ describe('group commit across a crash of the service', () => {
           acknowledged.size >= 40 && sentBeforeKill < total,
           `killed after ${acknowledged.size} acknowledged, ${sentBeforeKill} sent`,
         );
+        const acknowledgedKinds = new Set([...acknowledged.keys()].map((i) => requests[i]!.kind));
+        assert.deepEqual([...acknowledgedKinds].sort(), ['deposit', 'member', 'withdrawal'], 'writes of every kind');
         const acknowledgedMerchants = new Set([...acknowledged.keys()].map((i) => requests[i]!.merchant));
         assert.equal(
           acknowledgedMerchants.size,
@@ -117,7 +144,7 @@ describe('group commit across a crash of the service', () => {
         svc = await spawnService(env);
         for (const c of clients) c.close();
         clients = clientsOf(svc);
-        // Every request again, with its key: each is answered with one deposit or one member.
+        // Every request again, with its key: each is answered with one deposit, member or withdrawal.
         let replays = 0;
         const answers: string[] = [];
         for (let start = 0; start < total; start += 32) {
@@ -134,15 +161,16 @@ describe('group commit across a crash of the service', () => {
             id,
             `acknowledged ${requests[i]!.kind} ${i} (merchant ${requests[i]!.merchant}) is the one replayed`,
           );
-        assert.equal(new Set(answers).size, total, 'one deposit or member per request');
+        assert.equal(new Set(answers).size, total, 'one deposit, member or withdrawal per request');
         assert.ok(replays >= acknowledged.size, `${replays} replays`);
         for (const [m, c] of clients.entries()) {
           const mine = requests.filter((r) => r.merchant === m);
-          const toA = mine.filter((r) => r.kind === 'deposit' && r.body.member_id === 'crash-a').length;
+          const toA = mine.filter((r) => r.kind === 'deposit' && r.member === 'crash-a').length;
+          const fromA = mine.filter((r) => r.kind === 'withdrawal' && r.member === 'crash-a').length;
           const balances = (await c.balances.list({ onBehalfOf: 'crash-a' })) as any[];
           assert.equal(
             balances.find((b) => b.asset === 'USDT').available,
-            (toA * 1.25).toFixed(6),
+            (Number(funding) + toA * 1.25 - fromA * 3).toFixed(6),
             `merchant ${m}: crash-a's balance`,
           );
           for (const [i, r] of requests.entries()) {
@@ -158,14 +186,19 @@ describe('group commit across a crash of the service', () => {
         await inDatabase(async (db) => {
           for (const [m, { id }] of merchants.entries()) {
             const mine = requests.filter((r) => r.merchant === m);
-            const { rows } = await sql<{ deposits: string; hashes: string; entries: string; members: string }>`
+            const { rows } = await sql<Record<string, string>>`
             SELECT count(*)::text AS deposits, count(DISTINCT tx_hash)::text AS hashes,
                    (SELECT count(*) FROM journal_entries j WHERE j.reference_type = 'deposit' AND j.reference_id IN
                      (SELECT id FROM deposits WHERE merchant_id = ${id}))::text AS entries,
-                   (SELECT count(*) FROM members WHERE merchant_id = ${id})::text AS members
+                   (SELECT count(*) FROM members WHERE merchant_id = ${id})::text AS members,
+                   (SELECT count(*) FROM withdrawals WHERE merchant_id = ${id})::text AS withdrawals,
+                   (SELECT count(*) FROM journal_entries j WHERE j.reference_type = 'withdrawal' AND j.reference_id IN
+                     (SELECT id FROM withdrawals WHERE merchant_id = ${id}))::text AS withdrawal_entries
             FROM deposits WHERE merchant_id = ${id}
           `.execute(db);
-            const deposits = String(mine.filter((r) => r.kind === 'deposit').length);
+            // The funding: one deposit for each of the two members.
+            const deposits = String(2 + mine.filter((r) => r.kind === 'deposit').length);
+            const withdrawals = String(mine.filter((r) => r.kind === 'withdrawal').length);
             assert.deepEqual(
               rows[0],
               {
@@ -173,6 +206,8 @@ describe('group commit across a crash of the service', () => {
                 hashes: deposits,
                 entries: deposits,
                 members: String(2 + mine.filter((r) => r.kind === 'member').length),
+                withdrawals,
+                withdrawal_entries: withdrawals,
               },
               `merchant ${m}`,
             );
