@@ -1,3 +1,5 @@
+// Over 300 lines: a top-up's dispatch claim, its credit and failure (sharing the card lock and the ledger posting) and
+// its reconciliation, beside the lifecycle decisions they apply.
 /**
  * A card top-up's dispatch to the card issuer, the issuer's answers and the reconciliation of
  * unknown outcomes, through the shared provider-order lifecycle (docs/cards.md "Card money").
@@ -7,15 +9,18 @@ import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import {
   minorFromDb,
+  postEntries,
+  rowReference,
   topUpCreditLines,
   topUpFailLines,
   topUpSettleLines,
   cardMoneyEntryKinds,
+  type EntryLine,
 } from '../../../money/index.js';
+import { rowEnvelope } from '../../../events/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import {
   decisionApplier,
-  postOrderEntry,
   claimDispatch,
   claimMove,
   decideOnCallAnswer,
@@ -35,10 +40,8 @@ import { moneyOf, topUpDispatchProblem, topUpReferenceType, type TopUpStopReason
 import type { CardTopupRow, TopUpStatus } from './tables.js';
 
 import { replacementInFlight } from '../replacements/queries.js';
-import { cardIdOfTopUp, pendingTopUpIds, topUpById, topUpCardAndStatus } from './queries.js';
-import { scopeOf } from '../shared/queries.js';
-import { emitCardEvent } from '../shared/events.js';
-import { cardUpstreamRefOf, lockCardState } from '../cards/queries.js';
+import { lockCardOfTopUp, pendingTopUpIds } from './queries.js';
+import { externalIdOf, scopeOf } from '../shared/queries.js';
 import { cardStopped } from '../cards/state.js';
 
 /** Card top-ups as the shared lifecycle sees them. */
@@ -55,9 +58,37 @@ export type TopUpDecision =
   | LifecycleDecision<'reversed'>
   | { kind: 'fail'; reason: 'operator'; providerOrderId?: undefined; providerStatus?: undefined };
 
-/** `card.topup.<status>`. */
-const emit = (trx: Transaction<Database>, row: CardTopupRow, status: 'credited' | 'failed') =>
-  emitCardEvent(trx, row, { type: `card.topup.${status}`, object: 'card_topup', status });
+/**
+ * The top-up's ledger entries (`[kind, asset, lines]`, each once per top-up: referenced by it) and its
+ * `card.topup.<status>` event (the member named by `externalMemberId`), in one statement (`postEntries`): a
+ * refused entry throws its refusal (the caller's transaction rolls back, as a refused `postEntry` would have it).
+ */
+async function postWithEvent(
+  trx: Transaction<Database>,
+  row: CardTopupRow,
+  entries: readonly (readonly [kind: string, asset: string, lines: EntryLine[]])[],
+  status: 'credited' | 'failed',
+  externalMemberId: string,
+): Promise<void> {
+  const reported = {
+    event: {
+      ...rowEnvelope(row),
+      type: `card.topup.${status}` as const,
+      object: 'card_topup',
+      status,
+      externalMemberId,
+    },
+  };
+  const outcomes = await postEntries(
+    trx,
+    entries.map(([kind, asset, lines], i) => ({
+      entry: { ...rowReference(row, topUpReferenceType), kind, asset, lines },
+      ...(i === entries.length - 1 ? reported : {}),
+    })),
+  );
+  const refused = outcomes.find((o) => o instanceof Error);
+  if (refused) throw refused;
+}
 
 /**
  * Credited once: the source-asset side and the card-currency side, the state change and the event
@@ -67,57 +98,64 @@ const emit = (trx: Transaction<Database>, row: CardTopupRow, status: 'credited' 
  * the member's available balance in
  * the card currency; a card stopping after returns this arrival with the rest of its balance.
  */
-async function creditIn(trx: Transaction<Database>, id: string, fields: Record<string, unknown>): Promise<void> {
-  const card = await lockCardState(trx, await cardIdOfTopUp(trx, id));
+async function creditIn(
+  trx: Transaction<Database>,
+  id: string,
+  fields: Record<string, unknown>,
+): Promise<CardTopupRow | undefined> {
+  const card = await lockCardOfTopUp(trx, id, false);
+  if (!card) throw new Error(`no card top-up ${id}`);
   const row = await claimMove<CardTopupRow>(trx, cardTopUps, id, {
     to: 'credited',
     from: ['processing', 'suspended'],
     at: 'credited_at',
     fields,
   });
-  if (!row) return;
+  if (!row) return undefined;
   // A non-security replacement returns the balance of a card that is not frozen: `processing` says it has.
   const stopped =
     cardStopped({ status: card.status, frozenAt: card.frozen_at }) ||
     (await replacementInFlight(trx, row.card_id, ['processing']));
   const to = stopped ? ('available' as const) : ('card' as const);
-  await postOrderEntry(trx, row, {
-    referenceType: topUpReferenceType,
-    kind: cardMoneyEntryKinds.topUpSettle,
-    asset: row.source_asset,
-    lines: topUpSettleLines(moneyOf(row)),
-  });
-  await postOrderEntry(trx, row, {
-    referenceType: topUpReferenceType,
-    kind: cardMoneyEntryKinds.topUpCredit,
-    asset: row.card_currency,
-    lines: topUpCreditLines(moneyOf(row), to),
-  });
-  await emit(trx, row, 'credited');
+  await postWithEvent(
+    trx,
+    row,
+    [
+      [cardMoneyEntryKinds.topUpSettle, row.source_asset, topUpSettleLines(moneyOf(row))],
+      [cardMoneyEntryKinds.topUpCredit, row.card_currency, topUpCreditLines(moneyOf(row), to)],
+    ],
+    'credited',
+    card.external_member_id,
+  );
+  return row;
 }
 
+/** Failed once: the freeze back to available and the event, in the caller's transaction; the moved row, or undefined
+ * (not in a state it may fail from). `member`: the member's external id when the caller knows it (read and kept
+ * there otherwise). */
 async function failIn(
   trx: Transaction<Database>,
   id: string,
   reason: string,
   fields: Record<string, unknown>,
   from: readonly TopUpStatus[] = ['pending', 'processing', 'suspended'],
-): Promise<boolean> {
+  member: { externalId?: string } = {},
+): Promise<CardTopupRow | undefined> {
   const row = await claimMove<CardTopupRow>(trx, cardTopUps, id, {
     to: 'failed',
     from,
     at: 'failed_at',
     fields: { ...fields, failure_reason: reason, next_check_at: null },
   });
-  if (!row) return false;
-  await postOrderEntry(trx, row, {
-    referenceType: topUpReferenceType,
-    kind: cardMoneyEntryKinds.topUpFail,
-    asset: row.source_asset,
-    lines: topUpFailLines(moneyOf(row)),
-  });
-  await emit(trx, row, 'failed');
-  return true;
+  if (!row) return undefined;
+  await postWithEvent(
+    trx,
+    row,
+    [[cardMoneyEntryKinds.topUpFail, row.source_asset, topUpFailLines(moneyOf(row))]],
+    'failed',
+    (member.externalId ??= await externalIdOf(trx, row)),
+  );
+  return row;
 }
 
 /** Top-ups of one card cancelled per call (a bound; a card has few pending at once, the dispatch check catches any
@@ -140,26 +178,52 @@ export async function failPendingTopUps(
 ): Promise<number> {
   const pending = await pendingTopUpIds(trx, cardId, pendingCancelMax);
   let failed = 0;
-  for (const { id } of pending) if (await failIn(trx, id, reason, {}, ['pending'])) failed++;
+  // One card, one member: its external id read once, by the first top-up failed here.
+  const member = {};
+  for (const { id } of pending) if (await failIn(trx, id, reason, {}, ['pending'], member)) failed++;
   return failed;
 }
 
-/** Applies a decision that ends the top-up (exactly once by the claims), in the caller's transaction. */
-async function settleIn(trx: Transaction<Database>, id: string, d: Settlement<TopUpDecision>): Promise<void> {
+/** Applies a decision that ends the top-up (exactly once by the claims), in the caller's transaction: the moved row,
+ * or undefined when the claim was lost (nothing written). */
+function settleIn(
+  trx: Transaction<Database>,
+  id: string,
+  d: Settlement<TopUpDecision>,
+): Promise<CardTopupRow | undefined> {
   switch (d.kind) {
     case 'complete':
       return creditIn(trx, id, { upstream_outcome: 'accepted', ...providerFields(d), next_check_at: null });
     case 'reversed':
-      await failIn(trx, id, 'upstream_reversed', providerFields(d));
-      return;
+      return failIn(trx, id, 'upstream_reversed', providerFields(d));
     case 'fail':
-      await failIn(trx, id, d.reason, providerFields(d));
-      return;
+      return failIn(trx, id, d.reason, providerFields(d));
   }
 }
 
-/** Applies a decision to a top-up in one transaction (the shared lifecycle's `decisionApplier`). */
-export const applyTopUpDecision = decisionApplier<CardTopupRow, TopUpDecision>(cardTopUps, providerFields, settleIn);
+const settles = (d: TopUpDecision): d is Settlement<TopUpDecision> =>
+  d.kind === 'complete' || d.kind === 'reversed' || d.kind === 'fail';
+
+/** The shared lifecycle's `decisionApplier`: the decision applied, the row read again and an open one scheduled. */
+const applyAndReschedule = decisionApplier<CardTopupRow, TopUpDecision>(cardTopUps, providerFields, settleIn);
+
+/**
+ * Applies a decision to a top-up in one transaction. A settlement whose claim is won ends the top-up
+ * (credited or failed: not open, nothing to schedule) and answers the moved row as is; any other decision, and a
+ * settlement whose claim was lost (it wrote nothing), goes through the shared lifecycle's `decisionApplier`.
+ */
+export async function applyTopUpDecision(
+  ctx: Parameters<typeof applyAndReschedule>[0],
+  id: string,
+  decision: TopUpDecision,
+  source: 'call' | 'query',
+): Promise<CardTopupRow> {
+  if (settles(decision)) {
+    const moved = await ctx.db.transaction().execute((trx) => settleIn(trx, id, decision));
+    if (moved) return moved;
+  }
+  return applyAndReschedule(ctx, id, decision, source);
+}
 
 /**
  * The dispatch claim, one transaction with the card row locked first (as every stopping action
@@ -167,33 +231,39 @@ export const applyTopUpDecision = decisionApplier<CardTopupRow, TopUpDecision>(c
  * the top-up fails and its freeze goes back; otherwise `pending` → `processing`. The stop and the
  * claim exclude each other, so a top-up is either failed before it is sent or sent once.
  */
-async function claimOrStop(ctx: ServiceContext, id: string): Promise<CardTopupRow | undefined> {
+async function claimOrStop(
+  ctx: ServiceContext,
+  id: string,
+): Promise<{ claimed: CardTopupRow; cardRef: string } | { left?: CardTopupRow }> {
   return ctx.db.transaction().execute(async (trx) => {
-    const open = await topUpCardAndStatus(trx, id);
-    if (!open || open.status !== 'pending') return undefined;
-    const card = await lockCardState(trx, open.card_id);
-    const problem = topUpDispatchProblem(
-      { status: card.status, frozenAt: card.frozen_at },
-      await replacementInFlight(trx, open.card_id, ['processing']),
-    );
-    if (problem) {
-      await failIn(trx, id, problem, {}, ['pending']);
-      return undefined;
-    }
-    return claimDispatch<CardTopupRow>(ctx, trx, cardTopUps, id);
+    // Not pending (already claimed, or failed): left alone, no lock taken.
+    const card = await lockCardOfTopUp(trx, id, true);
+    if (!card) return {};
+    const state = { status: card.status, frozenAt: card.frozen_at };
+    // A stopped card's reason does not depend on its replacements: they are read only for a card still loadable.
+    const problem =
+      topUpDispatchProblem(state, false) ??
+      topUpDispatchProblem(state, await replacementInFlight(trx, card.card_id, ['processing']));
+    const member = { externalId: card.external_member_id };
+    if (problem) return { left: await failIn(trx, id, problem, {}, ['pending'], member) };
+    const claimed = await claimDispatch<CardTopupRow>(ctx, trx, cardTopUps, id);
+    return claimed ? { claimed, cardRef: card.upstream_ref } : {};
   });
 }
 
-/** The dispatch job: the issuer is asked to load the card with the top-up id as its idempotency key; the answer applied
- * once. */
+/**
+ * The dispatch job: the issuer is asked to load the card with the top-up id as its idempotency key; the answer applied
+ * once. Answers the top-up as this run left it (failed when its card stopped), or undefined when it was no longer
+ * pending (left alone).
+ */
 export async function dispatchTopUp(ctx: ServiceContext, id: string): Promise<CardTopupRow | undefined> {
-  const claimed = await claimOrStop(ctx, id);
-  if (!claimed) return topUpById(ctx.db, id);
-  const card = await cardUpstreamRefOf(ctx.db, claimed.card_id);
+  const outcome = await claimOrStop(ctx, id);
+  if (!('claimed' in outcome)) return outcome.left;
+  const { claimed, cardRef } = outcome;
   const answer: CallOutcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.card.topUp(scopeOf(claimed), {
       requestId: claimed.id,
-      cardRef: card.upstream_ref,
+      cardRef,
       currency: claimed.card_currency,
       amountMinor: minorFromDb(claimed.arrival_amount),
     }),

@@ -35,12 +35,21 @@ export function topUpById(db: Db, id: string): Promise<CardTopupRow | undefined>
   return db.selectFrom('card_topups').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function cardIdOfTopUp(trx: Trx, id: string): Promise<string> {
-  return (await trx.selectFrom('card_topups').select('card_id').where('id', '=', id).executeTakeFirstOrThrow()).card_id;
-}
-
-export function topUpCardAndStatus(trx: Trx, id: string) {
-  return trx.selectFrom('card_topups').select(['card_id', 'status']).where('id', '=', id).executeTakeFirst();
+/**
+ * The card of a top-up, its row locked (as `lockCardState` locks it: the dispatch and the credit against a card that
+ * may stop), with what the dispatch and the events need of it: the card's state and issuer reference, and the
+ * member's external id (the events' `external_member_id`; neither changes). One statement. `pendingOnly`: only while
+ * the top-up is `pending` (undefined otherwise, and no lock taken).
+ */
+export function lockCardOfTopUp(trx: Trx, id: string, pendingOnly: boolean) {
+  let q = trx
+    .selectFrom('card_topups as t')
+    .innerJoin('cards as c', 'c.id', 't.card_id')
+    .innerJoin('members as m', 'm.id', 't.member_id')
+    .select(['t.card_id', 'c.status', 'c.frozen_at', 'c.upstream_ref', 'm.external_member_id'])
+    .where('t.id', '=', id);
+  if (pendingOnly) q = q.where('t.status', '=', 'pending');
+  return q.forNoKeyUpdate('c').executeTakeFirst();
 }
 
 /** The card's top-ups not yet sent to the issuer, oldest first. */
