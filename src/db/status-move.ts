@@ -1,4 +1,4 @@
-import type { Kysely, RawBuilder, Transaction } from 'kysely';
+import type { AliasedRawBuilder, Kysely, RawBuilder, Transaction } from 'kysely';
 import type { Database } from './schema.js';
 
 /**
@@ -24,6 +24,8 @@ export interface StatusMove {
   at: Date | RawBuilder<Date>;
   /** The move's own columns (`executed_at`, `next_accrual_at: null`, …). */
   set?: Record<string, unknown>;
+  /** More columns the moved row is answered with (read by the same statement: `(SELECT …) AS name`). */
+  returning?: readonly AliasedRawBuilder<unknown, string>[];
 }
 
 /**
@@ -49,6 +51,7 @@ export async function claimStatusMove<Row>(
     .where('id', '=', id)
     .where('status', 'in', from)
     .returningAll()
+    .$if(move.returning !== undefined && move.returning.length > 0, (q) => q.returning(move.returning!))
     .executeTakeFirst();
   return moved as Row | undefined;
 }

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import { sql, type AliasedRawBuilder, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import { claimStatusMove } from '../db/status-move.js';
 import type { Database, Db } from '../db/schema.js';
 import { scopeNowSql } from '../platform/queries/clock.js';
@@ -29,6 +29,14 @@ export interface Move {
   /** The column stamped with the merchant's time (`completed_at`). */
   at: string;
   fields: Fields;
+  /** More columns the moved row is answered with, read by the claim itself (`(SELECT …) AS name`). */
+  returning?: readonly AliasedRawBuilder<unknown, string>[];
+}
+
+/** What an area adds to a claim: a condition of its own and more columns of the claimed row. */
+export interface ClaimExtras {
+  where?: RawBuilder<boolean>;
+  returning?: readonly AliasedRawBuilder<unknown, string>[];
 }
 
 /** The claim of a move: one conditional UPDATE that bumps status_version; the moved row, or undefined. */
@@ -39,6 +47,7 @@ export function updateMove(trx: Transaction<Database>, table: string, id: string
     to: move.to,
     at: now,
     set: { ...move.fields, [move.at]: now },
+    ...(move.returning ? { returning: move.returning } : {}),
   });
 }
 
@@ -55,7 +64,10 @@ export async function updateSuspended(trx: Transaction<Database>, table: string,
   return claimed;
 }
 
-/** What the provider said of an order that stays open; `onlyPending`: not over what a query has learnt since. */
+/**
+ * What the provider said of an order that stays open; `onlyPending`: not over what a query has
+ * learnt since. The updated row, or undefined when nothing was updated.
+ */
 export async function updateWait(
   trx: Transaction<Database>,
   table: string,
@@ -63,7 +75,7 @@ export async function updateWait(
   outcome: string,
   fields: Fields,
   onlyPending: boolean,
-): Promise<void> {
+): Promise<unknown> {
   const store = { table };
   let q = ordersOf(trx)
     .updateTable(table)
@@ -71,7 +83,7 @@ export async function updateWait(
     .where('id', '=', id)
     .where('status', 'in', openOrderStatuses);
   if (onlyPending) q = q.where('upstream_outcome', '=', 'pending');
-  await q.execute();
+  return q.returningAll().executeTakeFirst();
 }
 
 /** An order's row. */
@@ -144,6 +156,7 @@ export async function updateDispatch(
   table: string,
   id: string,
   reconcileAfterSeconds: number,
+  extras: ClaimExtras = {},
 ): Promise<unknown> {
   const db = trx as unknown as Kysely<Record<string, DispatchedOrdersTable>>;
   return db
@@ -158,6 +171,8 @@ export async function updateDispatch(
     }))
     .where('id', '=', id)
     .where('status', '=', 'pending')
+    .$if(extras.where !== undefined, (q) => q.where(extras.where!))
     .returningAll()
+    .$if(extras.returning !== undefined && extras.returning.length > 0, (q) => q.returning(extras.returning!))
     .executeTakeFirst();
 }

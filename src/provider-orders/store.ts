@@ -26,12 +26,13 @@ import {
   updateSuspended,
   updateDispatch,
   updateWait,
+  type ClaimExtras,
   type Fields,
   type Move,
 } from './queries.js';
 
 export type { DispatchedOrdersTable, LifecycleOrdersTable } from './tables.js';
-export { claimDueOrders, orderNowSql, type Move } from './queries.js';
+export { claimDueOrders, orderNowSql, type ClaimExtras, type Move } from './queries.js';
 
 /** The minimum of an order row the lifecycle needs. */
 export interface LifecycleOrderRow {
@@ -107,16 +108,18 @@ export async function claimMove<Row>(
  * Claims the dispatch of a `pending` order once (`pending` → `processing`), in the caller's
  * transaction, and records that the provider call starts now; should this process stop during
  * the call (its deadline and a re-query delay), reconciliation takes the order over. The claimed
- * row, or undefined when it was not pending.
+ * row, or undefined when it was not pending (or not as `extras.where` asks). `extras`: the area's
+ * own condition and more columns read by the claim itself.
  */
 export async function claimDispatch<Row>(
   ctx: { config: Pick<Config, 'upstreamCallTimeoutMs' | 'upstreamReconcileDelayMs'> },
   trx: Transaction<Database>,
   store: OrderStore,
   id: string,
+  extras?: ClaimExtras,
 ): Promise<Row | undefined> {
   const reconcileAfterSeconds = (ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000;
-  return (await updateDispatch(trx, store.table, id, reconcileAfterSeconds)) as Row | undefined;
+  return (await updateDispatch(trx, store.table, id, reconcileAfterSeconds, extras)) as Row | undefined;
 }
 
 /**
@@ -129,10 +132,10 @@ export async function suspendOrder(
   id: string,
   d: { alertKind: UpstreamAlertKind; providerStatus: string },
   fields: Fields,
-): Promise<void> {
+): Promise<unknown> {
   // Ours, not the caller's: status_version (which orders the caller's view) does not move.
   const claimed = await updateSuspended(trx, store.table, id, fields);
-  if (!claimed) return;
+  if (!claimed) return undefined;
   await store.raiseAlert(trx, {
     kind: d.alertKind,
     merchantId: claimed.merchant_id,
@@ -146,19 +149,20 @@ export async function suspendOrder(
         : `${store.label} ${claimed.id}: the provider no longer finds ${store.providerHolds} it had accepted; ` +
           `suspended with its funds frozen.`,
   });
+  return claimed;
 }
 
 /** Records what the provider said of an order that stays open. A late call answer never overwrites what a query has
- * learnt since. */
-export async function recordWait(
+ * learnt since. The updated row, or undefined when nothing was updated. */
+export function recordWait(
   trx: Transaction<Database>,
   store: OrderStore,
   id: string,
   outcome: string,
   fields: Fields,
   source: 'call' | 'query',
-): Promise<void> {
-  await updateWait(trx, store.table, id, outcome, fields, source === 'call');
+): Promise<unknown> {
+  return updateWait(trx, store.table, id, outcome, fields, source === 'call');
 }
 
 /** The decisions that keep an order open with news from the provider, which the lifecycle applies itself. */
@@ -168,18 +172,18 @@ export type OpenOrderDecision =
 /**
  * Applies a decision that keeps the order open, in the caller's transaction: `suspend` (with its
  * alert) or `wait` (what the provider said recorded). `fields`: the provider's facts as the area's
- * columns.
+ * columns. The order's row as updated, or undefined when nothing was.
  */
-async function applyOpenDecision(
+function applyOpenDecision(
   trx: Transaction<Database>,
   store: OrderStore,
   id: string,
   decision: OpenOrderDecision,
   fields: Fields,
   source: 'call' | 'query',
-): Promise<void> {
-  if (decision.kind === 'suspend') await suspendOrder(trx, store, id, decision, fields);
-  else await recordWait(trx, store, id, decision.outcome, fields, source);
+): Promise<unknown> {
+  if (decision.kind === 'suspend') return suspendOrder(trx, store, id, decision, fields);
+  return recordWait(trx, store, id, decision.outcome, fields, source);
 }
 
 /** A decision the area applies itself: every one but those that keep the order open and `none`. */
@@ -192,14 +196,15 @@ const keepsOpen = (d: { kind: string }): d is OpenOrderDecision => d.kind === 's
  * to an order in one transaction, and schedules the next re-query of an order that stays open
  * (`applyAndSchedule`): `suspend` and `wait` by the lifecycle (`fields`: the decision's provider
  * facts as the area's columns), `none` not at all, every other (complete, fail, the area's
- * reverse) by the area's `settle`, which claims the move and writes its ledger entry and event.
+ * reverse) by the area's `settle`, which claims the move and writes its ledger entry and event
+ * (and may answer the row its last claim moved, which is then not read again).
  * `source` is `call` for the provider call's answer and `query` for a status query (counted in
  * check_count, which drives the backoff).
  */
 export function decisionApplier<Row extends LifecycleOrderRow, D extends { kind: string }>(
   store: OrderStore,
   fields: (d: D & OpenOrderDecision) => Fields,
-  settle: (trx: Transaction<Database>, id: string, d: Settlement<D>) => Promise<unknown>,
+  settle: (trx: Transaction<Database>, id: string, d: Settlement<D>) => Promise<Row | undefined | void>,
 ) {
   return (
     ctx: Parameters<typeof applyAndSchedule>[0],
@@ -208,15 +213,17 @@ export function decisionApplier<Row extends LifecycleOrderRow, D extends { kind:
     source: 'call' | 'query',
   ): Promise<Row> =>
     applyAndSchedule<Row>(ctx, store, id, source, async (trx) => {
-      if (decision.kind === 'none') return;
-      if (keepsOpen(decision)) await applyOpenDecision(trx, store, id, decision, fields(decision), source);
-      else await settle(trx, id, decision as Settlement<D>);
+      if (decision.kind === 'none') return undefined;
+      if (keepsOpen(decision))
+        return (await applyOpenDecision(trx, store, id, decision, fields(decision), source)) as Row;
+      return settle(trx, id, decision as Settlement<D>);
     });
 }
 
 /**
  * Applies a decision (`applyIn`, the area's) in one transaction and schedules the next re-query
- * of an order that stays open. `source` is `call` for the provider call's answer and `query` for
+ * of an order that stays open. `applyIn` may answer the order's row as its last UPDATE returned it
+ * (not read again then); undefined (nothing updated): the row is read. `source` is `call` for the provider call's answer and `query` for
  * a status query (counted in check_count, which drives the backoff; the `reconcileStalledAfterChecks`th
  * raises one `upstream.reconciliation_stalled` alert).
  */
@@ -225,11 +232,10 @@ export async function applyAndSchedule<Row extends LifecycleOrderRow>(
   store: OrderStore,
   id: string,
   source: 'call' | 'query',
-  applyIn: (trx: Transaction<Database>) => Promise<void>,
+  applyIn: (trx: Transaction<Database>) => Promise<Row | undefined | void>,
 ): Promise<Row> {
   return ctx.db.transaction().execute(async (trx) => {
-    await applyIn(trx);
-    const row = await selectOrder<Row>(trx, store.table, id);
+    const row = (await applyIn(trx)) || (await selectOrder<Row>(trx, store.table, id));
     if (!isOpenOrder(row.status)) return row;
     const checks = row.check_count + (source === 'query' ? 1 : 0);
     if (source === 'query' && checks === reconcileStalledAfterChecks) {

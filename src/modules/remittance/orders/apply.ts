@@ -9,24 +9,24 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import {
   minorFromDb,
+  postEntries,
+  rowReference,
   remitCompleteLines,
   remitFailLines,
   remitReturnLines,
   type RemitMoney,
   remitEntryKinds,
 } from '../../../money/index.js';
-import { recordEvent, rowEnvelope } from '../../../events/index.js';
+import { recordEvent, rowEnvelope, type EventInput } from '../../../events/index.js';
 import {
   decisionApplier,
-  postOrderEntry,
   claimMove,
   providerFields as lifecycleFields,
   type OrderStore,
   type Settlement,
 } from '../../../provider-orders/index.js';
 import { raiseAlert } from '../../alerts/index.js';
-import { firstReturnCheckSql } from './queries.js';
-import { externalMemberIdOf } from '../../members/index.js';
+import { externalMemberIdSql, firstReturnCheckSql } from './queries.js';
 import { remitReferenceType } from './rules.js';
 import { movesFrom, publicStatus, returnCheckOffsetsSeconds, type Decision, type FailureReason } from './state.js';
 import type { RemitOrderRow } from './tables.js';
@@ -42,17 +42,28 @@ export const remitOrders: OrderStore = {
   raiseAlert,
 };
 
-/** `remittance.order.<public status>`, in the caller's transaction. */
-export async function emitOrderEvent(trx: Transaction<Database>, row: RemitOrderRow): Promise<void> {
+/**
+ * An order row as a claim of it answers it: with its member's external id (for its event), read by
+ * the claim's own statement (`externalMemberIdSql`, queries.ts) instead of a query of its own.
+ */
+export type ClaimedOrderRow = RemitOrderRow & { external_member_id: string | null };
+
+/** `remittance.order.<public status>` of an order just claimed (`ClaimedOrderRow`): the event's input. */
+function orderEvent(row: ClaimedOrderRow): EventInput {
   const status = publicStatus(row.status);
-  const externalMemberId = await externalMemberIdOf(trx, row.member_id);
-  await recordEvent(trx, {
+  return {
     ...rowEnvelope(row),
     type: `remittance.order.${status}`,
     object: 'remittance_order',
     status,
-    externalMemberId,
-  });
+    // As `externalMemberIdOf` answers a member it does not find.
+    externalMemberId: row.external_member_id ?? '',
+  };
+}
+
+/** `remittance.order.<public status>` of an order just claimed, in the caller's transaction. */
+export async function emitOrderEvent(trx: Transaction<Database>, row: ClaimedOrderRow): Promise<void> {
+  await recordEvent(trx, orderEvent(row));
 }
 
 const moneyOf = (row: RemitOrderRow): RemitMoney => ({
@@ -77,21 +88,30 @@ async function moveTo(
   fields: Record<string, unknown>,
 ): Promise<RemitOrderRow | undefined> {
   const move = terminal[to];
-  const claimed = await claimMove<RemitOrderRow>(trx, remitOrders, id, {
+  const claimed = await claimMove<ClaimedOrderRow>(trx, remitOrders, id, {
     to,
     from: movesFrom[to],
     at: move.at,
     fields,
+    returning: [externalMemberIdSql()],
   });
   if (!claimed) return undefined;
-  await postOrderEntry(trx, claimed, {
-    referenceType: remitReferenceType,
-    kind: move.kind,
-    asset: claimed.source_asset,
-    lines: move.lines(moneyOf(claimed)),
-  });
-  await emitOrderEvent(trx, claimed);
-  return claimed;
+  // The entry (once per order and kind: referenced by it) and the event, in one statement; a refused
+  // entry is thrown, the transaction rolls back with the claim.
+  const [outcome] = await postEntries(trx, [
+    {
+      entry: {
+        ...rowReference(claimed, remitReferenceType),
+        kind: move.kind,
+        asset: claimed.source_asset,
+        lines: move.lines(moneyOf(claimed)),
+      },
+      event: orderEvent(claimed),
+    },
+  ]);
+  if (outcome instanceof Error) throw outcome;
+  const { external_member_id: _, ...row } = claimed;
+  return row;
 }
 
 interface ProviderFacts {
@@ -121,22 +141,25 @@ const completeIn = (trx: Transaction<Database>, id: string, d: ProviderFacts) =>
 export const returnIn = (trx: Transaction<Database>, id: string, d: ProviderFacts = {}) =>
   moveTo(trx, id, 'returned', { ...providerFields(d), return_check_at: null });
 
-/** Applies a decision that ends the order (exactly once by the claims), in the caller's transaction. */
-async function settleIn(trx: Transaction<Database>, id: string, decision: Settlement<Decision>): Promise<void> {
+/**
+ * Applies a decision that ends the order (exactly once by the claims), in the caller's transaction:
+ * the row its last claim moved, or undefined when that claim was lost (nothing written by it).
+ */
+async function settleIn(
+  trx: Transaction<Database>,
+  id: string,
+  decision: Settlement<Decision>,
+): Promise<RemitOrderRow | undefined> {
   switch (decision.kind) {
     case 'complete':
-      await completeIn(trx, id, decision);
-      break;
+      return completeIn(trx, id, decision);
     case 'complete_and_return':
       await completeIn(trx, id, decision);
-      await returnIn(trx, id, decision);
-      break;
+      return returnIn(trx, id, decision);
     case 'return':
-      await returnIn(trx, id, decision);
-      break;
+      return returnIn(trx, id, decision);
     case 'fail':
-      await failIn(trx, id, decision.reason, decision);
-      break;
+      return failIn(trx, id, decision.reason, decision);
   }
 }
 

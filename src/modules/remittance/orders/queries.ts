@@ -93,6 +93,22 @@ const orderNow = () => orderNowSql({ table: 'remit_orders' });
 // ---------------------------------------------------------------------------------------------
 // Dispatch (dispatch.ts) and completion (apply.ts)
 
+/** The order's member's external id, as a column of a claim's RETURNING on `remit_orders`. */
+export const externalMemberIdSql = () =>
+  sql<string | null>`(SELECT m.external_member_id FROM members m WHERE m.id = remit_orders.member_id)`.as(
+    'external_member_id',
+  );
+
+/** The order's payee's reference at the provider, as a column of the claim's RETURNING (null: not registered). */
+export const payeeRefSql = () =>
+  sql<string | null>`(SELECT e.provider_payee_ref FROM remit_payee_entities e WHERE e.id = remit_orders.entity_id)`.as(
+    'payee_ref',
+  );
+/** The claim's condition of an order whose payee is registered with the provider. */
+export const payeeRegisteredSql = () =>
+  sql<boolean>`EXISTS (SELECT 1 FROM remit_payee_entities e
+    WHERE e.id = remit_orders.entity_id AND e.provider_payee_ref IS NOT NULL)`;
+
 /** A completed payout's first return check: the first offset after the completion, on the merchant's clock. */
 export const firstReturnCheckSql = (offsetSeconds: number) =>
   sql<Date>`${orderNow()} + ${offsetSeconds} * interval '1 second'`;
