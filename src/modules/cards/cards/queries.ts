@@ -72,20 +72,6 @@ export async function markBalanceReturned(trx: Db, id: string, now: Date): Promi
   await trx.updateTable('cards').set({ balance_returned_at: now }).where('id', '=', id).execute();
 }
 
-/** The card's status and freeze, the row locked (a top-up's credit or dispatch against a card that may stop). */
-export function lockCardState(trx: Db, id: string) {
-  return trx
-    .selectFrom('cards')
-    .select(['status', 'frozen_at'])
-    .where('id', '=', id)
-    .forNoKeyUpdate()
-    .executeTakeFirstOrThrow();
-}
-
-export function cardUpstreamRefOf(db: Db, id: string): Promise<{ upstream_ref: string }> {
-  return db.selectFrom('cards').select('upstream_ref').where('id', '=', id).executeTakeFirstOrThrow();
-}
-
 /** Any change of a card by id, answering nothing. */
 export async function setCard(trx: Db, id: string, set: Updateable<CardsTable>): Promise<void> {
   await trx.updateTable('cards').set(set).where('id', '=', id).execute();

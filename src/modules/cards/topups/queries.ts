@@ -36,8 +36,8 @@ export function topUpById(db: Db, id: string): Promise<CardTopupRow | undefined>
 }
 
 /**
- * The card of a top-up, its row locked (as `lockCardState` locks it: the dispatch and the credit against a card that
- * may stop), with what the dispatch and the events need of it: the card's state and issuer reference, and the
+ * The card of a top-up, its row locked (`FOR NO KEY UPDATE`: the dispatch and the credit against a card that may
+ * stop), with what the dispatch and the events need of it: the card's state and issuer reference, and the
  * member's external id (the events' `external_member_id`; neither changes). One statement. `pendingOnly`: only while
  * the top-up is `pending` (undefined otherwise, and no lock taken).
  */
