@@ -64,26 +64,53 @@ export async function updateSuspended(trx: Transaction<Database>, table: string,
   return claimed;
 }
 
+/** The re-query schedule of an open order (`recheckDelayMs`, lifecycle.ts, computed by the statement). */
+export interface CheckSchedule {
+  /** Added to the order's check count (1 for a status query, 0 for the call's answer). */
+  increment: number;
+  baseMs: number;
+  maxMs: number;
+  /** Stamps last_checked_at. */
+  checked: boolean;
+}
+
 /**
- * What the provider said of an order that stays open; `onlyPending`: not over what a query has
- * learnt since. The updated row, or undefined when nothing was updated.
+ * What the provider said of an order that stays open (`onlyPending`: not over what a query has
+ * learnt since) and its re-query schedule (`scheduleCheck`), in one statement: its check count and
+ * next re-query: due `recheckDelayMs(max(1, count), baseMs, maxMs)` from now, the count being the
+ * one the statement finds plus `increment`. The row as updated, or undefined when not open.
  */
-export async function updateWait(
+export async function updateWaitAndSchedule<Row>(
   trx: Transaction<Database>,
   table: string,
   id: string,
   outcome: string,
   fields: Fields,
   onlyPending: boolean,
-): Promise<unknown> {
-  const store = { table };
-  let q = ordersOf(trx)
+  schedule: CheckSchedule,
+): Promise<Row | undefined> {
+  const news = onlyPending ? sql<boolean>`upstream_outcome = 'pending'` : sql<boolean>`true`;
+  const ifNews = (column: string, value: unknown) => sql`CASE WHEN ${news} THEN ${value} ELSE ${sql.ref(column)} END`;
+  const said = Object.entries({ ...fields, upstream_outcome: outcome }).map(([c, v]) => [c, ifNews(c, v)]);
+  const checks = sql<number>`GREATEST(1, check_count + ${schedule.increment})`;
+  const delayMs =
+    schedule.baseMs <= 0
+      ? sql<number>`0`
+      : sql<number>`LEAST(${schedule.maxMs}::float8,
+          ${schedule.baseMs}::float8 * power(2::float8, LEAST(${checks} - 1, 30)))`;
+  return (await ordersOf(trx)
     .updateTable(table)
-    .set({ ...fields, upstream_outcome: outcome, updated_at: orderNowSql(store) })
+    .set({
+      ...Object.fromEntries(said),
+      updated_at: ifNews('updated_at', orderNowSql({ table })) as unknown as Date,
+      check_count: sql<number>`check_count + ${schedule.increment}` as unknown as number,
+      next_check_at: sql<Date>`now() + make_interval(secs => ${delayMs} / 1000)` as unknown as Date,
+      ...(schedule.checked ? { last_checked_at: sql<Date>`now()` as unknown as Date } : {}),
+    })
     .where('id', '=', id)
-    .where('status', 'in', openOrderStatuses);
-  if (onlyPending) q = q.where('upstream_outcome', '=', 'pending');
-  return q.returningAll().executeTakeFirst();
+    .where('status', 'in', openOrderStatuses)
+    .returningAll()
+    .executeTakeFirst()) as Row | undefined;
 }
 
 /** An order's row. */

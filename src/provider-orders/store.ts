@@ -25,7 +25,7 @@ import {
   updateMove,
   updateSuspended,
   updateDispatch,
-  updateWait,
+  updateWaitAndSchedule,
   type ClaimExtras,
   type Fields,
   type Move,
@@ -152,83 +152,104 @@ export async function suspendOrder(
   return claimed;
 }
 
-/** Records what the provider said of an order that stays open. A late call answer never overwrites what a query has
- * learnt since. The updated row, or undefined when nothing was updated. */
-export function recordWait(
-  trx: Transaction<Database>,
-  store: OrderStore,
-  id: string,
-  outcome: string,
-  fields: Fields,
-  source: 'call' | 'query',
-): Promise<unknown> {
-  return updateWait(trx, store.table, id, outcome, fields, source === 'call');
-}
-
 /** The decisions that keep an order open with news from the provider, which the lifecycle applies itself. */
 export type OpenOrderDecision =
   { kind: 'suspend'; alertKind: UpstreamAlertKind; providerStatus: string } | { kind: 'wait'; outcome: string };
 
-/**
- * Applies a decision that keeps the order open, in the caller's transaction: `suspend` (with its
- * alert) or `wait` (what the provider said recorded). `fields`: the provider's facts as the area's
- * columns. The order's row as updated, or undefined when nothing was.
- */
-function applyOpenDecision(
-  trx: Transaction<Database>,
-  store: OrderStore,
-  id: string,
-  decision: OpenOrderDecision,
-  fields: Fields,
-  source: 'call' | 'query',
-): Promise<unknown> {
-  if (decision.kind === 'suspend') return suspendOrder(trx, store, id, decision, fields);
-  return recordWait(trx, store, id, decision.outcome, fields, source);
-}
-
 /** A decision the area applies itself: every one but those that keep the order open and `none`. */
 export type Settlement<D extends { kind: string }> = Exclude<D, { kind: OpenOrderDecision['kind'] | 'none' }>;
 
-const keepsOpen = (d: { kind: string }): d is OpenOrderDecision => d.kind === 'suspend' || d.kind === 'wait';
-
 /**
  * An area's `applyDecision(ctx, id, decision, source)`: applies a decision of the lifecycle's rules
- * to an order in one transaction, and schedules the next re-query of an order that stays open
- * (`applyAndSchedule`): `suspend` and `wait` by the lifecycle (`fields`: the decision's provider
- * facts as the area's columns), `none` not at all, every other (complete, fail, the area's
- * reverse) by the area's `settle`, which claims the move and writes its ledger entry and event
- * (and may answer the row its last claim moved, which is then not read again).
- * `source` is `call` for the provider call's answer and `query` for a status query (counted in
- * check_count, which drives the backoff).
+ * to an order in one transaction, and schedules the next re-query of an order that stays open:
+ * `wait` by the lifecycle in one statement with the schedule (`waitAndSchedule`), `suspend` by the
+ * lifecycle with its alert (`fields`: the decision's provider facts as the area's columns), `none`
+ * not at all, every other (complete, fail, the area's reverse) by the area's `settle`, which
+ * claims the move and writes its ledger entry and event (and may answer the row its last claim
+ * moved, which is then not read again). `source` is `call` for the provider call's answer and
+ * `query` for a status query (counted in check_count, which drives the backoff).
  */
 export function decisionApplier<Row extends LifecycleOrderRow, D extends { kind: string }>(
   store: OrderStore,
   fields: (d: D & OpenOrderDecision) => Fields,
   settle: (trx: Transaction<Database>, id: string, d: Settlement<D>) => Promise<Row | undefined | void>,
 ) {
-  return (
-    ctx: Parameters<typeof applyAndSchedule>[0],
-    id: string,
-    decision: D,
-    source: 'call' | 'query',
-  ): Promise<Row> =>
-    applyAndSchedule<Row>(ctx, store, id, source, async (trx) => {
+  return (ctx: ScheduleContext, id: string, decision: D, source: 'call' | 'query'): Promise<Row> => {
+    if (decision.kind === 'wait') {
+      const wait = decision as D & OpenOrderDecision & { kind: 'wait' };
+      return waitAndSchedule<Row>(ctx, store, id, wait.outcome, fields(wait), source);
+    }
+    return applyAndSchedule<Row>(ctx, store, id, source, async (trx) => {
       if (decision.kind === 'none') return undefined;
-      if (keepsOpen(decision))
-        return (await applyOpenDecision(trx, store, id, decision, fields(decision), source)) as Row;
+      if (decision.kind === 'suspend') {
+        const suspend = decision as D & OpenOrderDecision & { kind: 'suspend' };
+        return (await suspendOrder(trx, store, id, suspend, fields(suspend))) as Row;
+      }
       return settle(trx, id, decision as Settlement<D>);
     });
+  };
+}
+
+type ScheduleContext = {
+  db: Kysely<Database>;
+  config: Pick<Config, 'upstreamReconcileDelayMs' | 'upstreamReconcileMaxDelayMs'>;
+};
+
+/** The `reconcileStalledAfterChecks`th status query of an order still open raises one alert. */
+async function alertIfStalled(
+  trx: Transaction<Database>,
+  store: OrderStore,
+  row: LifecycleOrderRow,
+  checks: number,
+  source: 'call' | 'query',
+): Promise<void> {
+  if (source !== 'query' || checks !== reconcileStalledAfterChecks) return;
+  await store.raiseAlert(trx, {
+    kind: 'upstream.reconciliation_stalled',
+    merchantId: row.merchant_id,
+    environment: row.environment,
+    object: store.object,
+    objectId: row.id,
+    message:
+      `${store.label} ${row.id} is still unresolved after ${checks} status queries (last provider ` +
+      `status: ${row.provider_status ?? 'none'}); its funds stay frozen.`,
+  });
+}
+
+/**
+ * Records what the provider said of an order that stays open (a late call answer never overwrites
+ * what a query has learnt since) and schedules its next re-query, in one statement
+ * (`updateWaitAndSchedule`); the stalled alert as `applyAndSchedule` raises it. An order no longer
+ * open is answered as it is.
+ */
+async function waitAndSchedule<Row extends LifecycleOrderRow>(
+  ctx: ScheduleContext,
+  store: OrderStore,
+  id: string,
+  outcome: string,
+  fields: Fields,
+  source: 'call' | 'query',
+): Promise<Row> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const query = source === 'query';
+    const { upstreamReconcileDelayMs: baseMs, upstreamReconcileMaxDelayMs: maxMs } = ctx.config;
+    const schedule = { increment: query ? 1 : 0, baseMs, maxMs, checked: query };
+    const row = await updateWaitAndSchedule<Row>(trx, store.table, id, outcome, fields, !query, schedule);
+    if (!row) return selectOrder<Row>(trx, store.table, id);
+    await alertIfStalled(trx, store, row, row.check_count, source);
+    return row;
+  });
 }
 
 /**
  * Applies a decision (`applyIn`, the area's) in one transaction and schedules the next re-query
- * of an order that stays open. `applyIn` may answer the order's row as its last UPDATE returned it
- * (not read again then); undefined (nothing updated): the row is read. `source` is `call` for the provider call's answer and `query` for
- * a status query (counted in check_count, which drives the backoff; the `reconcileStalledAfterChecks`th
- * raises one `upstream.reconciliation_stalled` alert).
+ * of an order that stays open. `applyIn` may answer the order's row as its last UPDATE returned
+ * it (not read again then); undefined (nothing updated): the row is read. `source` is `call` for
+ * the provider call's answer and `query` for a status query (counted in check_count, which drives
+ * the backoff; the `reconcileStalledAfterChecks`th raises one `upstream.reconciliation_stalled` alert).
  */
 export async function applyAndSchedule<Row extends LifecycleOrderRow>(
-  ctx: { db: Kysely<Database>; config: Pick<Config, 'upstreamReconcileDelayMs' | 'upstreamReconcileMaxDelayMs'> },
+  ctx: ScheduleContext,
   store: OrderStore,
   id: string,
   source: 'call' | 'query',
@@ -238,18 +259,7 @@ export async function applyAndSchedule<Row extends LifecycleOrderRow>(
     const row = (await applyIn(trx)) || (await selectOrder<Row>(trx, store.table, id));
     if (!isOpenOrder(row.status)) return row;
     const checks = row.check_count + (source === 'query' ? 1 : 0);
-    if (source === 'query' && checks === reconcileStalledAfterChecks) {
-      await store.raiseAlert(trx, {
-        kind: 'upstream.reconciliation_stalled',
-        merchantId: row.merchant_id,
-        environment: row.environment,
-        object: store.object,
-        objectId: row.id,
-        message:
-          `${store.label} ${row.id} is still unresolved after ${checks} status queries (last provider ` +
-          `status: ${row.provider_status ?? 'none'}); its funds stay frozen.`,
-      });
-    }
+    await alertIfStalled(trx, store, row, checks, source);
     const delayMs = recheckDelayMs(
       Math.max(1, checks),
       ctx.config.upstreamReconcileDelayMs,
