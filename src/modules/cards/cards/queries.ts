@@ -84,12 +84,21 @@ export function cardByIdIfAny(db: Db, id: string): Promise<CardRow | undefined> 
 /** Timed process: activation locks whose 24 hours have passed on the merchant's clock are lifted (the record shows
  * `locked_until: null`). */
 export async function liftActivationLocks(db: Db, scope: CardCaller, now: Date): Promise<void> {
+  // The cards locked in id order first, as a batch of top-ups locks its cards (docs/locking.md): an
+  // UPDATE alone locks its rows in no fixed order and could wait in a cycle with such a batch.
   await db
     .updateTable('cards')
     .set({ locked_until: null, activation_failures: 0, updated_at: now })
-    .where(inScope(scope))
-    .where('locked_until', 'is not', null)
-    .where('locked_until', '<=', now)
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('cards')
+        .select('id')
+        .where(inScope(scope))
+        .where('locked_until', 'is not', null)
+        .where('locked_until', '<=', now)
+        .orderBy('id')
+        .forNoKeyUpdate(),
+    )
     .execute();
 }
 
