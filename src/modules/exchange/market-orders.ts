@@ -16,6 +16,7 @@ import { newId } from '../../platform/ids.js';
 import { writeAlone, type WriteMode } from '../../platform/writes/write-batch.js';
 import {
   checkEach,
+  headOfCall,
   keepPassing,
   postedOnly,
   type BatchAnswer,
@@ -96,17 +97,11 @@ export async function executeOrders(
       return [err as Error];
     }
   }
-  let end = plans.length;
-  const members = new Set<string>();
-  for (const [i, { call, request }] of plans.entries()) {
-    if (request.kind === 'locked' || members.has(call.scope.memberId)) {
-      answers[i] = writeAlone;
-      end = i + 1;
-      break;
-    }
-    members.add(call.scope.memberId);
-  }
-  const markets = plans.slice(0, answers[end - 1] === writeAlone ? end - 1 : end);
+  const call = headOfCall(plans, answers, ({ call, request }) =>
+    request.kind === 'locked' ? null : [call.scope.memberId],
+  );
+  const markets = call.head;
+  let end = call.end;
 
   let pending = await directionGates(trx, markets, answers);
   pending = await kycGates(trx, pending, answers);

@@ -1,4 +1,4 @@
-import type { writeAlone } from './write-batch.js';
+import { writeAlone } from './write-batch.js';
 
 /*
  * The bookkeeping every batch effect does (docs/write-model.md): an item is checked, gated and
@@ -69,4 +69,27 @@ export function postedOnly<T extends BatchItem>(
     }
     return [{ item, k }];
   });
+}
+
+/**
+ * The leading items of a call that can be written together: up to the first whose key (its
+ * member, its card) an earlier item of the call has, since it depends on that one's outcome (a
+ * balance, a day's totals), or for which `keysOf` answers null (it must be written alone anyway).
+ * That item is answered `writeAlone`; `end` is the length of the answers the call returns.
+ */
+export function headOfCall<P>(
+  items: readonly P[],
+  answers: BatchAnswer<unknown>[],
+  keysOf: (item: P) => readonly string[] | null,
+): { head: P[]; end: number } {
+  const seen = new Set<string>();
+  for (const [i, item] of items.entries()) {
+    const keys = keysOf(item);
+    if (keys === null || keys.some((key) => seen.has(key))) {
+      answers[i] = writeAlone;
+      return { head: items.slice(0, i), end: i + 1 };
+    }
+    for (const key of keys) seen.add(key);
+  }
+  return { head: [...items], end: items.length };
 }

@@ -24,7 +24,7 @@ import { ownerColumns } from '../../../db/owned-by.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError } from '../../../platform/errors.js';
 import { newId, withPrefix } from '../../../platform/ids.js';
-import { writeAlone, type WriteMode } from '../../../platform/writes/write-batch.js';
+import type { WriteMode } from '../../../platform/writes/write-batch.js';
 import { cardMoneyEntryKinds, postEntries, topUpFreezeLines, type EntryInput } from '../../../money/index.js';
 import { enqueueMany } from '../../../jobs/queries.js';
 import { pendingOrderColumns } from '../../../provider-orders/index.js';
@@ -35,7 +35,13 @@ import type { CardProductRow } from '../products/tables.js';
 import { cardsReplacing, insertTopUps, lockOwnedCards, productRowsBySeq } from './queries.js';
 import { arrivalAt, topUpReferenceType, type TopUpPrice } from './rules.js';
 import { priceFor, priceOrRefuse, pricingOf, topUpDispatchJobKind, unloadable, type TopUpBody } from './service.js';
-import { checkEach, postedOnly, type BatchAnswer, type BatchItem } from '../../../platform/writes/batch-answers.js';
+import {
+  headOfCall,
+  checkEach,
+  postedOnly,
+  type BatchAnswer,
+  type BatchItem,
+} from '../../../platform/writes/batch-answers.js';
 import { topUpView } from './views.js';
 
 /** A top-up to write: who asks, the card, the body, and the rate fixed by `prepare` (undefined: it found a refusal). */
@@ -72,20 +78,10 @@ export async function createTopUps(
   _mode: WriteMode, // a list of one is written the same way
 ): Promise<Answer[]> {
   const answers: Answer[] = [];
-  let end = plans.length;
-  const cards = new Set<string>();
-  const members = new Set<string>();
-  for (const [i, { principal, cardId }] of plans.entries()) {
-    const card = withPrefix('crd', cardId);
-    if (cards.has(card) || members.has(principal.memberId)) {
-      answers[i] = writeAlone;
-      end = i;
-      break;
-    }
-    cards.add(card);
-    members.add(principal.memberId);
-  }
-  const batch = plans.slice(0, end);
+  const { head: batch, end } = headOfCall(plans, answers, ({ principal, cardId }) => [
+    `card:${withPrefix('crd', cardId)}`,
+    `member:${principal.memberId}`,
+  ]);
 
   // Every plan's card, those after a `writeAlone` too: the calls for them come after this call's
   // postings took the merchants' write locks, and must lock no card then (only re-lock these).
@@ -122,7 +118,7 @@ export async function createTopUps(
     return { plan, card, asset, price, arrival, rate: market.rate };
   });
   await writeTopUps(ctx, trx, accepted, answers);
-  return answers.slice(0, answers[end] === writeAlone ? end + 1 : end);
+  return answers.slice(0, end);
 }
 
 /**

@@ -29,6 +29,7 @@ import { publicStatus } from './state.js';
 import { dispatchJobKind, type Market, type OrderInput } from './service.js';
 import {
   checkEach,
+  headOfCall,
   keepPassing,
   postedOnly,
   type BatchAnswer,
@@ -75,17 +76,9 @@ export async function createOrders(
   mode: WriteMode,
 ): Promise<Answer[]> {
   const answers: Answer[] = [];
-  let end = plans.length;
-  const members = new Set<string>();
-  for (const [i, { principal }] of plans.entries()) {
-    if (!mode.alone && members.has(principal.memberId)) {
-      answers[i] = writeAlone;
-      end = i + 1;
-      break;
-    }
-    members.add(principal.memberId);
-  }
-  const orders = plans.slice(0, answers[end - 1] === writeAlone ? end - 1 : end);
+  const call = headOfCall(plans, answers, ({ principal }) => [principal.memberId]);
+  const orders = call.head;
+  let end = call.end;
 
   let pending = await orderGates(trx, orders, answers);
   const refused = await highValueRefusals(
