@@ -1,10 +1,16 @@
 import { Type } from 'typebox';
 import { operatorRoutes } from '../../platform/routes/route-module.js';
-import { constantList, listEnvelope } from '../../platform/routes/pagination.js';
+import { constantList } from '../../platform/routes/pagination.js';
 import { parseAmount } from '../../money/index.js';
 import { assetCodePattern, assetTypes, checkAddressPattern, networkCodePattern, operatorAssetView } from './rules.js';
 import { createAsset, getAsset, listAssets, putAssetNetwork, setAssetEnabled } from './queries.js';
-import { ApiError } from '../../platform/errors.js';
+import {
+  operatorCreate,
+  operatorList,
+  operatorReadOne,
+  operatorUpdate,
+  orNotFound,
+} from '../../platform/routes/route-kinds.js';
 
 const CodeParams = Type.Object({ code: Type.String({ pattern: assetCodePattern }) });
 const NetworkParams = Type.Object({
@@ -36,78 +42,58 @@ const OperatorAsset = Type.Object(
 export const assetOperatorRoutes = operatorRoutes((route, ctx) => {
   const { db } = ctx;
 
-  route.get(
-    '/admin/v1/assets',
-    {
-      schema: { operationId: 'listAssets', response: { 200: listEnvelope(OperatorAsset) } },
-    },
-    async () => constantList((await listAssets(db, { enabledOnly: false })).map(operatorAssetView)),
+  route.get('/admin/v1/assets', operatorList({ operationId: 'listAssets', item: OperatorAsset }), async () =>
+    constantList((await listAssets(db, { enabledOnly: false })).map(operatorAssetView)),
   );
 
   route.get(
     '/admin/v1/assets/:code',
-    {
-      errors: ['not_found'],
-      schema: { operationId: 'getAsset', params: CodeParams, response: { 200: OperatorAsset } },
-    },
-    async ({ params }) => {
-      const asset = await getAsset(db, params.code);
-      if (!asset) throw new ApiError('not_found', 'No such asset.');
-      return operatorAssetView(asset);
-    },
+    operatorReadOne({ operationId: 'getAsset', params: CodeParams, response: OperatorAsset }),
+    async ({ params }) => operatorAssetView(orNotFound(await getAsset(db, params.code), 'No such asset.')),
   );
 
   route.post(
     '/admin/v1/assets',
-    {
+    operatorCreate({
+      operationId: 'createAsset',
       errors: ['duplicate_resource'],
-      schema: {
-        operationId: 'createAsset',
-        body: Type.Object({
-          code: Type.String({ pattern: assetCodePattern }),
-          scale: Type.Integer({ minimum: 0, maximum: 18 }),
-          type: AssetType,
-        }),
-        response: { 201: OperatorAsset },
-      },
-    },
+      body: Type.Object({
+        code: Type.String({ pattern: assetCodePattern }),
+        scale: Type.Integer({ minimum: 0, maximum: 18 }),
+        type: AssetType,
+      }),
+      response: OperatorAsset,
+    }),
     async ({ body, write }) => operatorAssetView(await write((trx) => createAsset(trx, body))),
   );
 
   route.patch(
     '/admin/v1/assets/:code',
-    {
-      errors: ['not_found'],
-      schema: {
-        operationId: 'updateAsset',
-        params: CodeParams,
-        body: Type.Object({ enabled: Type.Boolean() }),
-        response: { 200: OperatorAsset },
-      },
-    },
+    operatorUpdate({
+      operationId: 'updateAsset',
+      params: CodeParams,
+      body: Type.Object({ enabled: Type.Boolean() }),
+      response: OperatorAsset,
+    }),
     async ({ params, body, write }) =>
       operatorAssetView(await write((trx) => setAssetEnabled(trx, params.code, body.enabled))),
   );
 
   route.put(
     '/admin/v1/assets/:code/networks/:network',
-    {
-      errors: ['not_found'],
-      schema: {
-        operationId: 'setAssetNetwork',
-        params: NetworkParams,
-        body: Type.Object({
-          enabled: Type.Boolean(),
-          withdrawal_fee: Decimal,
-          withdrawal_min: Decimal,
-          address_pattern: Type.String({ minLength: 1, maxLength: 512 }),
-        }),
-        response: { 200: OperatorAsset },
-      },
-    },
+    operatorUpdate({
+      operationId: 'setAssetNetwork',
+      params: NetworkParams,
+      body: Type.Object({
+        enabled: Type.Boolean(),
+        withdrawal_fee: Decimal,
+        withdrawal_min: Decimal,
+        address_pattern: Type.String({ minLength: 1, maxLength: 512 }),
+      }),
+      response: OperatorAsset,
+    }),
     async ({ params, body, write }) => {
-      const asset = await getAsset(db, params.code);
-      if (!asset) throw new ApiError('not_found', 'No such asset.');
+      const asset = orNotFound(await getAsset(db, params.code), 'No such asset.');
       const input = {
         enabled: body.enabled,
         withdrawalFee: parseAmount(body.withdrawal_fee, asset.scale, 'withdrawal_fee'),

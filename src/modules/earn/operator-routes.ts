@@ -2,7 +2,13 @@ import { Type } from 'typebox';
 import { ApiError, positiveAmount } from '../../platform/errors.js';
 import { OperatorEnvironment, OperatorIdParams as IdParams } from '../../platform/routes/operator-route.js';
 import { operatorRoutes } from '../../platform/routes/route-module.js';
-import { operatorList, EnvironmentQuery } from '../../platform/routes/route-kinds.js';
+import {
+  EnvironmentQuery,
+  operatorCreate,
+  operatorList,
+  operatorUpdate,
+  orNotFound,
+} from '../../platform/routes/route-kinds.js';
 import { constantList } from '../../platform/routes/pagination.js';
 import { newId } from '../../platform/ids.js';
 import { parseAmount } from '../../money/index.js';
@@ -29,22 +35,20 @@ export const earnOperatorRoutes = operatorRoutes((route, ctx) => {
 
   route.post(
     '/admin/v1/earn/products',
-    {
+    operatorCreate({
+      operationId: 'createEarnProduct',
       errors: ['invalid_fields', 'invalid_request'],
-      schema: {
-        operationId: 'createEarnProduct',
-        body: Type.Object({
-          environment: OperatorEnvironment,
-          asset: Type.String({ maxLength: 16 }),
-          type: Type.Union([Type.Literal('flexible'), Type.Literal('fixed')]),
-          term_days: Type.Integer({ minimum: 0, maximum: 3650 }),
-          apr_bps: Type.Integer({ minimum: 0, maximum: 10000 }),
-          min_amount: Type.String({ maxLength: 64 }),
-          max_amount: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()])),
-        }),
-        response: { 201: EarnProduct },
-      },
-    },
+      body: Type.Object({
+        environment: OperatorEnvironment,
+        asset: Type.String({ maxLength: 16 }),
+        type: Type.Union([Type.Literal('flexible'), Type.Literal('fixed')]),
+        term_days: Type.Integer({ minimum: 0, maximum: 3650 }),
+        apr_bps: Type.Integer({ minimum: 0, maximum: 10000 }),
+        min_amount: Type.String({ maxLength: 64 }),
+        max_amount: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()])),
+      }),
+      response: EarnProduct,
+    }),
     ({ body, write }) =>
       write(async (trx) => {
         const asset = await getAsset(trx, body.asset.toUpperCase());
@@ -84,18 +88,15 @@ export const earnOperatorRoutes = operatorRoutes((route, ctx) => {
 
   route.patch(
     '/admin/v1/earn/products/:id',
-    {
-      errors: ['not_found'],
-      schema: {
-        operationId: 'updateEarnProduct',
-        params: IdParams,
-        body: Type.Object({
-          enabled: Type.Optional(Type.Boolean()),
-          apr_bps: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
-        }),
-        response: { 200: EarnProduct },
-      },
-    },
+    operatorUpdate({
+      operationId: 'updateEarnProduct',
+      params: IdParams,
+      body: Type.Object({
+        enabled: Type.Optional(Type.Boolean()),
+        apr_bps: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
+      }),
+      response: EarnProduct,
+    }),
     ({ params, body, write }) =>
       write(async (trx) => {
         // Only the two settings the schema names: the body may carry other keys (validation keeps them),
@@ -103,8 +104,7 @@ export const earnOperatorRoutes = operatorRoutes((route, ctx) => {
         const set: { enabled?: boolean; apr_bps?: number; updated_at: Date } = { updated_at: ctx.clock.real() };
         if (body.enabled !== undefined) set.enabled = body.enabled;
         if (body.apr_bps !== undefined) set.apr_bps = body.apr_bps;
-        const row = await updateProduct(trx, params.id, set);
-        if (!row) throw new ApiError('not_found', 'No such earn product.');
+        const row = orNotFound(await updateProduct(trx, params.id, set), 'No such earn product.');
         return productView(row, (await getAsset(trx, row.asset))?.scale ?? 2);
       }),
   );

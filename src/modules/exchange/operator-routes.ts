@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { ApiError } from '../../platform/errors.js';
 import { OperatorEnvironment, OperatorIdParams as IdParams } from '../../platform/routes/operator-route.js';
 import { operatorRoutes } from '../../platform/routes/route-module.js';
-import { operatorList } from '../../platform/routes/route-kinds.js';
+import { operatorCreate, operatorList, operatorReadOne, operatorUpdate } from '../../platform/routes/route-kinds.js';
 import { PageQuery } from '../../platform/routes/pagination.js';
 import { createDirection, getDirection, listDirections, updateDirection } from './directions.js';
 
@@ -65,58 +65,48 @@ export const exchangeOperatorRoutes = operatorRoutes((route, ctx) => {
 
   route.get(
     '/admin/v1/exchange/directions/:id',
-    {
-      errors: ['not_found'],
-      schema: { operationId: 'getExchangeDirection', params: IdParams, response: { 200: Direction } },
-    },
+    operatorReadOne({ operationId: 'getExchangeDirection', params: IdParams, response: Direction }),
     ({ params }) => getDirection(db, params.id),
   );
 
   route.post(
     '/admin/v1/exchange/directions',
-    {
+    operatorCreate({
+      operationId: 'createExchangeDirection',
       errors: ['invalid_fields', 'invalid_request', 'duplicate_resource'],
-      schema: {
-        operationId: 'createExchangeDirection',
-        body: Type.Object({
-          environment: OperatorEnvironment,
-          from_asset: Type.String({ maxLength: 16 }),
-          to_asset: Type.String({ maxLength: 16 }),
-          fee_side: FeeSide,
-          min_amount: Amount,
-          ...Settings,
-        }),
-        response: { 201: Direction },
-      },
-    },
+      body: Type.Object({
+        environment: OperatorEnvironment,
+        from_asset: Type.String({ maxLength: 16 }),
+        to_asset: Type.String({ maxLength: 16 }),
+        fee_side: FeeSide,
+        min_amount: Amount,
+        ...Settings,
+      }),
+      response: Direction,
+    }),
     ({ body, write }) => write((trx) => createDirection(trx, body, ctx.clock.real())),
   );
 
   route.patch(
     '/admin/v1/exchange/directions/:id',
-    {
+    operatorUpdate({
+      operationId: 'updateExchangeDirection',
       errors: ['not_found', 'invalid_fields', 'invalid_request'],
-      schema: {
-        operationId: 'updateExchangeDirection',
-        params: IdParams,
-        body: Type.Object({ fee_side: Type.Optional(FeeSide), min_amount: Type.Optional(Amount), ...Settings }),
-        response: { 200: Direction },
-      },
-    },
+      params: IdParams,
+      body: Type.Object({ fee_side: Type.Optional(FeeSide), min_amount: Type.Optional(Amount), ...Settings }),
+      response: Direction,
+    }),
     ({ params, body, write }) => write((trx) => updateDirection(trx, params.id, body, ctx.clock.real())),
   );
 
   route.put(
     '/admin/v1/exchange/rate-feeds/:code',
-    {
-      errors: ['not_found'],
-      schema: {
-        operationId: 'setExchangeRateFeed',
-        params: Type.Object({ code: Type.String({ maxLength: 16 }) }),
-        body: Type.Object({ halted: Type.Boolean() }),
-        response: { 200: Type.Object({ code: Type.String(), halted: Type.Boolean() }) },
-      },
-    },
+    operatorUpdate({
+      operationId: 'setExchangeRateFeed',
+      params: Type.Object({ code: Type.String({ maxLength: 16 }) }),
+      body: Type.Object({ halted: Type.Boolean() }),
+      response: Type.Object({ code: Type.String(), halted: Type.Boolean() }),
+    }),
     async ({ params, body }) => {
       const rates = ctx.upstreams.rates;
       if (!rates.halt) throw new ApiError('not_found', 'The rate provider has no feed switch.');

@@ -1,5 +1,4 @@
 import { Type } from 'typebox';
-import { ApiError } from '../../platform/errors.js';
 import {
   OperatorEnvironment,
   OperatorIdParams as IdParams,
@@ -7,7 +6,7 @@ import {
   TimeOrNull,
 } from '../../platform/routes/operator-route.js';
 import { operatorRoutes } from '../../platform/routes/route-module.js';
-import { PageQuery, constantList, listEnvelope } from '../../platform/routes/pagination.js';
+import { PageQuery, constantList } from '../../platform/routes/pagination.js';
 import { assetScale, listAssets } from '../assets/index.js';
 import { qrSchemes } from './schemes.js';
 import { findOrder } from './queries.js';
@@ -16,7 +15,7 @@ import { reconcileDueOrders } from './reconcile.js';
 import { refundPayment, resolvePayment } from './operator.js';
 import { operatorOrderView } from './views.js';
 import { QrPayment } from './routes.js';
-import { operatorList } from '../../platform/routes/route-kinds.js';
+import { operatorList, operatorReadOne, operatorResolve, orNotFound } from '../../platform/routes/route-kinds.js';
 
 const Scheme = Type.Object(
   {
@@ -59,16 +58,12 @@ const OperatorQrPayment = Type.Object(
 export const qrpayOperatorRoutes = operatorRoutes((route, ctx) => {
   const { db } = ctx;
 
-  route.get(
-    '/admin/v1/qrpay/schemes',
-    { schema: { operationId: 'listQrpaySchemes', response: { 200: listEnvelope(Scheme) } } },
-    async () => {
-      const enabled = new Set(
-        (await listAssets(db, { enabledOnly: true })).filter((a) => a.type === 'fiat').map((a) => a.code),
-      );
-      return constantList(qrSchemes.map((s) => ({ ...s, guids: [...s.guids], payable: enabled.has(s.currency) })));
-    },
-  );
+  route.get('/admin/v1/qrpay/schemes', operatorList({ operationId: 'listQrpaySchemes', item: Scheme }), async () => {
+    const enabled = new Set(
+      (await listAssets(db, { enabledOnly: true })).filter((a) => a.type === 'fiat').map((a) => a.code),
+    );
+    return constantList(qrSchemes.map((s) => ({ ...s, guids: [...s.guids], payable: enabled.has(s.currency) })));
+  });
 
   // Orders whose outcome is not final yet (processing, or suspended awaiting an operator).
   route.get(
@@ -95,13 +90,9 @@ export const qrpayOperatorRoutes = operatorRoutes((route, ctx) => {
 
   route.get(
     '/admin/v1/qrpay/payments/:id',
-    {
-      errors: ['not_found'],
-      schema: { operationId: 'getQrPayment', params: IdParams, response: { 200: OperatorQrPayment } },
-    },
+    operatorReadOne({ operationId: 'getQrPayment', params: IdParams, response: OperatorQrPayment }),
     async ({ params }) => {
-      const row = await findOrder(db, params.id);
-      if (!row) throw new ApiError('not_found', 'No such QR payment.');
+      const row = orNotFound(await findOrder(db, params.id), 'No such QR payment.');
       return operatorOrderView(row, await assetScale(db, row.asset));
     },
   );
@@ -126,15 +117,7 @@ export const qrpayOperatorRoutes = operatorRoutes((route, ctx) => {
   // The operator's decision on an open (typically suspended) payment; the provider is asked first (resolveByHand).
   route.post(
     '/admin/v1/qrpay/payments/:id/resolve',
-    {
-      errors: ['not_found', 'state_invalid'],
-      schema: {
-        operationId: 'resolveQrPayment',
-        params: IdParams,
-        body: Type.Object({ status: Type.Union([Type.Literal('completed'), Type.Literal('failed')]) }),
-        response: { 200: OperatorQrPayment },
-      },
-    },
+    operatorResolve({ operationId: 'resolveQrPayment', response: OperatorQrPayment }),
     async ({ params, body }) => {
       const row = await resolvePayment(ctx, params.id, body.status);
       return operatorOrderView(row, await assetScale(db, row.asset));

@@ -1,6 +1,6 @@
 import { Type, type TLiteral, type TSchema } from 'typebox';
-import type { ErrorCode } from '../errors.js';
-import { OperatorEnvironment, type OperatorRouteDefinition } from './operator-route.js';
+import { ApiError, type ErrorCode } from '../errors.js';
+import { OperatorEnvironment, OperatorIdParams, type OperatorRouteDefinition } from './operator-route.js';
 import { PageQuery, listEnvelope } from './pagination.js';
 import type { RouteAccess } from './route-access.js';
 import type { RouteDefinition } from './route-types.js';
@@ -8,9 +8,10 @@ import type { Scope } from '../auth/scopes.js';
 
 /**
  * The route kinds every area declares alike (see "Writing a route" in docs/architecture.md): reading
- * one object by its id, listing objects, and the operator's catalogue reads. Each helper builds the
- * `{ access, errors, schema }` a route shorthand takes from what differs between areas; the
- * conventions of the kind (who may call, the success status, the page envelope) are set here once:
+ * one object by its id, listing objects, and the operator's reads and writes of catalogues and orders.
+ * Each helper builds the `{ access, errors, schema }` a route shorthand takes from what differs
+ * between areas; the conventions of the kind (who may call, the success status, the page envelope)
+ * are set here once:
  *
  *   route.get(
  *     '/v1/withdrawals/:id',
@@ -174,4 +175,66 @@ export function operatorList<
       response: { 200: listEnvelope(spec.item) },
     } as ListSchema<P, Q, I>,
   };
+}
+
+/**
+ * The operator's GET of one object by its path's parameters (`params`): answers 200 with
+ * `response`, and `not_found` (or the `errors` given) when there is none.
+ */
+export function operatorReadOne<P extends TSchema, R extends TSchema>(spec: {
+  operationId: string;
+  errors?: readonly ErrorCode[];
+  params: P;
+  response: R;
+}): OperatorRouteDefinition<{ operationId: string; params: P; response: { 200: R } }> {
+  const { operationId, errors = ['not_found'], params, response } = spec;
+  return { errors, schema: { operationId, params, response: { 200: response } } };
+}
+
+/** The operator's POST of a new object (a catalogue's row) from `body`: answers 201 with `response`. */
+export function operatorCreate<B extends TSchema, R extends TSchema>(spec: {
+  operationId: string;
+  errors?: readonly ErrorCode[];
+  body: B;
+  response: R;
+}): OperatorRouteDefinition<{ operationId: string; body: B; response: { 201: R } }> {
+  const { operationId, body, response } = spec;
+  return { ...withErrors(spec.errors), schema: { operationId, body, response: { 201: response } } };
+}
+
+/**
+ * The operator's change (PATCH, PUT, or a POST of an action) of the object its path's parameters
+ * (`params`) name, with `body`: answers 200 with `response`, and `not_found` (or the `errors` given)
+ * when there is none.
+ */
+export function operatorUpdate<P extends TSchema, B extends TSchema, R extends TSchema>(spec: {
+  operationId: string;
+  errors?: readonly ErrorCode[];
+  params: P;
+  body: B;
+  response: R;
+}): OperatorRouteDefinition<{ operationId: string; params: P; body: B; response: { 200: R } }> {
+  const { operationId, errors = ['not_found'], params, body, response } = spec;
+  return { errors, schema: { operationId, params, body, response: { 200: response } } };
+}
+
+/**
+ * The operator's decision on an open (typically suspended) provider order, `POST .../:id/resolve`
+ * (`resolveByHand`: the provider is asked first): `completed` or `failed`, answered 200 with the
+ * order's operator view (`response`); an order already final is `state_invalid`.
+ */
+export function operatorResolve<R extends TSchema>(spec: { operationId: string; response: R }) {
+  return operatorUpdate({
+    operationId: spec.operationId,
+    errors: ['not_found', 'state_invalid'],
+    params: OperatorIdParams,
+    body: Type.Object({ status: Type.Union([Type.Literal('completed'), Type.Literal('failed')]) }),
+    response: spec.response,
+  });
+}
+
+/** The object a handler looked up, or `not_found` with `message` (`No such asset.`) when there is none. */
+export function orNotFound<T>(found: T | undefined | null, message: string): T {
+  if (found === undefined || found === null) throw new ApiError('not_found', message);
+  return found;
 }

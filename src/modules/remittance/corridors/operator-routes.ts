@@ -1,8 +1,13 @@
 import { Type } from 'typebox';
-import { ApiError } from '../../../platform/errors.js';
 import { OperatorEnvironment, OperatorIdParams as IdParams } from '../../../platform/routes/operator-route.js';
 import { operatorRoutes } from '../../../platform/routes/route-module.js';
-import { operatorList } from '../../../platform/routes/route-kinds.js';
+import {
+  operatorCreate,
+  operatorList,
+  operatorReadOne,
+  operatorUpdate,
+  orNotFound,
+} from '../../../platform/routes/route-kinds.js';
 import { PageQuery } from '../../../platform/routes/pagination.js';
 import { corridorById } from './queries.js';
 import { CorridorSettingsSchema, ContractsSchema, OperatorCorridor, PaymentMethodSchema } from './schemas.js';
@@ -31,53 +36,42 @@ export const corridorOperatorRoutes = operatorRoutes((route, ctx) => {
 
   route.get(
     '/admin/v1/remit/corridors/:id',
-    {
-      errors: ['not_found'],
-      schema: { operationId: 'getCorridor', params: IdParams, response: { 200: OperatorCorridor } },
-    },
-    async ({ params }) => {
-      const c = await corridorById(db, params.id);
-      if (!c) throw new ApiError('not_found', 'No such corridor.');
-      return viewCorridor(db, c);
-    },
+    operatorReadOne({ operationId: 'getCorridor', params: IdParams, response: OperatorCorridor }),
+    async ({ params }) => viewCorridor(db, orNotFound(await corridorById(db, params.id), 'No such corridor.')),
   );
 
   route.post(
     '/admin/v1/remit/corridors',
-    {
+    operatorCreate({
+      operationId: 'createCorridor',
       errors: ['invalid_fields', 'duplicate_resource'],
-      schema: {
-        operationId: 'createCorridor',
-        body: Type.Object({
-          environment: OperatorEnvironment,
-          country: Type.String({ pattern: '^[A-Z]{2}$' }),
-          currency: Type.String({ pattern: '^[A-Z]{3}$' }),
-          payment_method: PaymentMethodSchema,
-          clearing_system: Type.String({
-            minLength: 1,
-            maxLength: 32,
-            description: 'Case preserved and compared exactly',
-          }),
-          ...CorridorSettingsSchema,
-          contracts: ContractsSchema,
+      body: Type.Object({
+        environment: OperatorEnvironment,
+        country: Type.String({ pattern: '^[A-Z]{2}$' }),
+        currency: Type.String({ pattern: '^[A-Z]{3}$' }),
+        payment_method: PaymentMethodSchema,
+        clearing_system: Type.String({
+          minLength: 1,
+          maxLength: 32,
+          description: 'Case preserved and compared exactly',
         }),
-        response: { 201: OperatorCorridor },
-      },
-    },
+        ...CorridorSettingsSchema,
+        contracts: ContractsSchema,
+      }),
+      response: OperatorCorridor,
+    }),
     ({ body, write }) => write((trx) => createCorridor(trx, body, ctx.clock.real())),
   );
 
   route.patch(
     '/admin/v1/remit/corridors/:id',
-    {
+    operatorUpdate({
+      operationId: 'updateCorridor',
       errors: ['not_found', 'invalid_fields'],
-      schema: {
-        operationId: 'updateCorridor',
-        params: IdParams,
-        body: Type.Object(CorridorSettingsSchema),
-        response: { 200: OperatorCorridor },
-      },
-    },
+      params: IdParams,
+      body: Type.Object(CorridorSettingsSchema),
+      response: OperatorCorridor,
+    }),
     ({ params, body, write }) => write((trx) => updateCorridor(trx, params.id, body)),
   );
 });

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { ApiError } from '../../../platform/errors.js';
 import { OperatorIdParams as IdParams } from '../../../platform/routes/operator-route.js';
 import { operatorRoutes } from '../../../platform/routes/route-module.js';
+import { operatorReadOne, operatorResolve, orNotFound } from '../../../platform/routes/route-kinds.js';
 import { findOrder } from './queries.js';
 import { reconcileDueOrders, resolveOrder } from './reconcile.js';
 import { OperatorRemittance } from './schemas.js';
@@ -12,9 +12,9 @@ import { viewOf } from './service.js';
 export const orderOperatorRoutes = operatorRoutes((route, ctx) => {
   const { db } = ctx;
 
+  const orderOf = async (id: string) => orNotFound(await findOrder(db, id), 'No such remittance.');
   const operatorView = async (id: string) => {
-    const row = await findOrder(db, id);
-    if (!row) throw new ApiError('not_found', 'No such remittance.');
+    const row = await orderOf(id);
     return {
       ...(await viewOf(db, row)),
       merchant_id: row.merchant_id,
@@ -28,10 +28,7 @@ export const orderOperatorRoutes = operatorRoutes((route, ctx) => {
 
   route.get(
     '/admin/v1/remittances/:id',
-    {
-      errors: ['not_found'],
-      schema: { operationId: 'getRemittance', params: IdParams, response: { 200: OperatorRemittance } },
-    },
+    operatorReadOne({ operationId: 'getRemittance', params: IdParams, response: OperatorRemittance }),
     ({ params }) => operatorView(params.id),
   );
 
@@ -50,18 +47,9 @@ export const orderOperatorRoutes = operatorRoutes((route, ctx) => {
   // The operator's decision on an open (typically suspended) order; the provider is asked first (resolveOrder).
   route.post(
     '/admin/v1/remittances/:id/resolve',
-    {
-      errors: ['not_found', 'state_invalid'],
-      schema: {
-        operationId: 'resolveRemittance',
-        params: IdParams,
-        body: Type.Object({ status: Type.Union([Type.Literal('completed'), Type.Literal('failed')]) }),
-        response: { 200: OperatorRemittance },
-      },
-    },
+    operatorResolve({ operationId: 'resolveRemittance', response: OperatorRemittance }),
     async ({ params, body }) => {
-      const order = await findOrder(db, params.id);
-      if (!order) throw new ApiError('not_found', 'No such remittance.');
+      const order = await orderOf(params.id);
       await resolveOrder(ctx, order, body.status);
       return operatorView(order.id);
     },
