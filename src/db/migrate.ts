@@ -50,6 +50,7 @@ import * as m049 from './migrations/049_members_merchant_seq_dropped.js';
 import * as m050 from './migrations/050_merchant_branding.js';
 import * as m051 from './migrations/051_writes_across_merchants.js';
 import * as m052 from './migrations/052_single_merchant_batch_functions_dropped.js';
+import * as m053 from './migrations/053_webhook_fan_out_queue.js';
 import { applyStoredFunctions } from './stored-functions.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
@@ -105,6 +106,7 @@ const migrations: Record<string, Migration> = {
   '050_merchant_branding': m050,
   '051_writes_across_merchants': m051,
   '052_single_merchant_batch_functions_dropped': m052,
+  '053_webhook_fan_out_queue': m053,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -226,7 +226,7 @@ export async function scopeEventsPastPosition(
 // Retention (retention.ts): prunable events and their delivery records.
 
 /** Nothing a delivery still needs (alias `e`). */
-const prunableSql = sql<boolean>`e.webhook_dispatched_at IS NOT NULL
+const prunableSql = sql<boolean>`NOT EXISTS (SELECT 1 FROM webhook_fan_out_queue q WHERE q.event_seq = e.seq)
   AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status IN ('pending', 'failed'))`;
 
 /**

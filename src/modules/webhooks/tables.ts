@@ -61,10 +61,19 @@ export interface WebhookDeliveryAttemptsTable {
   finished_at: NullableTimestamp;
 }
 
+/** An event waiting for the fan-out (migration 053): queued by a trigger on `events`, deleted when fanned out. */
+export interface WebhookFanOutQueueTable extends ScopedColumns {
+  event_seq: bigint;
+  event_id: string;
+  type: string;
+  created_at: Timestamp;
+}
+
 /** Tables of webhook endpoints and deliveries. */
 export interface WebhookTables {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_endpoint_changes: WebhookEndpointChangesTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
+  webhook_fan_out_queue: WebhookFanOutQueueTable;
 }

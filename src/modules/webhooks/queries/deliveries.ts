@@ -119,7 +119,7 @@ export async function replayCandidates(
     LEFT JOIN webhook_deliveries ns ON ns.event_id = e.id AND ns.endpoint_id IS NULL
     WHERE e.merchant_id = ${caller.merchantId} AND e.environment = ${caller.environment}
       AND e.created_at >= ${since} ${until ? sql`AND e.created_at < ${until}` : sql``}
-      AND e.webhook_dispatched_at IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM webhook_fan_out_queue q WHERE q.event_seq = e.seq)
       AND (${JSON.stringify(endpoint.event_types)}::jsonb @> '["*"]'::jsonb OR
         ${JSON.stringify(endpoint.event_types)}::jsonb @> jsonb_build_array(e.type))
       AND (d.id IS NULL OR d.status <> 'pending')

@@ -81,12 +81,15 @@ export interface OutboxEvent {
   created_at: Date;
 }
 
-/** Claims up to `batchSize` undispatched events of the outbox, oldest first, skipping those another process holds. */
+/**
+ * Claims up to `batchSize` events of the fan-out queue (migration 053), oldest first, skipping
+ * those another process holds.
+ */
 export async function lockUndispatchedEvents(trx: Transaction<Database>, batchSize: number): Promise<OutboxEvent[]> {
   const { rows } = await sql<OutboxEvent>`
-      SELECT seq::text AS seq, id, merchant_id, environment, type, created_at FROM events
-      WHERE webhook_dispatched_at IS NULL
-      ORDER BY seq
+      SELECT event_seq::text AS seq, event_id AS id, merchant_id, environment, type, created_at
+      FROM webhook_fan_out_queue
+      ORDER BY event_seq
       LIMIT ${batchSize}
       FOR UPDATE SKIP LOCKED
     `.execute(trx);
@@ -124,7 +127,7 @@ export async function endpointsForFanOut(
   return rows;
 }
 
-/** Marks the outbox events of these sequence numbers dispatched. */
+/** Takes the events of these sequence numbers off the fan-out queue: they are dispatched. */
 export async function markEventsDispatched(trx: Transaction<Database>, seqs: readonly string[]): Promise<void> {
-  await sql`UPDATE events SET webhook_dispatched_at = now() WHERE seq = ANY(${sql.val(seqs)}::bigint[])`.execute(trx);
+  await sql`DELETE FROM webhook_fan_out_queue WHERE event_seq = ANY(${sql.val(seqs)}::bigint[])`.execute(trx);
 }
