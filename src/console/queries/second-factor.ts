@@ -1,40 +1,28 @@
 import type { Db } from '../../db/schema.js';
+import { updateUserWhile } from './users.js';
 
 /** A user's second factor: the authenticator's secret and steps, and the recovery codes. */
 
 /** Takes a TOTP step: only a step later than the last one taken (a code works once). */
 export async function takeTotpStep(db: Db, userId: string, step: number): Promise<boolean> {
-  return (
-    Number(
-      (
-        await db
-          .updateTable('console_users')
-          .set({ totp_last_step: step })
-          .where('id', '=', userId)
-          .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', String(step))]))
-          .executeTakeFirst()
-      ).numUpdatedRows,
-    ) === 1
+  return updateUserWhile(db, userId, { totp_last_step: step }, (eb) =>
+    eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', String(step))]),
   );
 }
 
 /** Keeps a sealed secret aside until a first code confirms it; not while a factor is on. */
 export async function storePendingTotpSecret(db: Db, userId: string, sealed: string): Promise<void> {
-  await db
-    .updateTable('console_users')
-    .set({ totp_pending_secret: sealed })
-    .where('id', '=', userId)
-    .where('totp_secret', 'is', null)
-    .execute();
+  await updateUserWhile(db, userId, { totp_pending_secret: sealed }, (eb) => eb('totp_secret', 'is', null));
 }
 
 /** The secret set up becomes the factor, with the step of its first code taken. */
 export async function enableTotp(db: Db, userId: string, secret: string, step: number, now: Date): Promise<void> {
-  await db
-    .updateTable('console_users')
-    .set({ totp_secret: secret, totp_pending_secret: null, totp_last_step: step, updated_at: now })
-    .where('id', '=', userId)
-    .execute();
+  await updateUserWhile(db, userId, {
+    totp_secret: secret,
+    totp_pending_secret: null,
+    totp_last_step: step,
+    updated_at: now,
+  });
 }
 
 /**
@@ -42,12 +30,12 @@ export async function enableTotp(db: Db, userId: string, secret: string, step: n
  * still that one. Answers whether the row was updated.
  */
 export async function clearTotp(db: Db, userId: string, now: Date, expectedSecret?: string): Promise<boolean> {
-  let off = db
-    .updateTable('console_users')
-    .set({ totp_secret: null, totp_pending_secret: null, totp_last_step: null, updated_at: now })
-    .where('id', '=', userId);
-  if (expectedSecret !== undefined) off = off.where('totp_secret', '=', expectedSecret);
-  return Number((await off.executeTakeFirst()).numUpdatedRows) === 1;
+  return updateUserWhile(
+    db,
+    userId,
+    { totp_secret: null, totp_pending_secret: null, totp_last_step: null, updated_at: now },
+    expectedSecret === undefined ? undefined : (eb) => eb('totp_secret', '=', expectedSecret),
+  );
 }
 
 // Recovery codes ------------------------------------------------------------------------------

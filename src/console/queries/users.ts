@@ -1,5 +1,5 @@
-import { sql, type Selectable } from 'kysely';
-import type { Db } from '../../db/schema.js';
+import { sql, type Expression, type ExpressionBuilder, type Selectable, type SqlBool, type UpdateObject } from 'kysely';
+import type { Database, Db } from '../../db/schema.js';
 import { newId } from '../../platform/ids.js';
 import type { ConsoleRole, ConsoleUsersTable } from '../tables.js';
 
@@ -7,31 +7,25 @@ import type { ConsoleRole, ConsoleUsersTable } from '../tables.js';
 
 export type ConsoleUserRow = Selectable<ConsoleUsersTable>;
 
+/** The console users whose `column` is `value`: every read of users starts here. */
+function usersWhere(db: Db, column: 'id' | 'email' | 'invite_token_hash' | 'merchant_id', value: string) {
+  return db.selectFrom('console_users').selectAll().where(column, '=', value);
+}
+
 export async function findUserByEmail(db: Db, email: string): Promise<ConsoleUserRow | undefined> {
-  return db.selectFrom('console_users').selectAll().where('email', '=', email).executeTakeFirst();
+  return usersWhere(db, 'email', email).executeTakeFirst();
 }
 
 export async function findUser(db: Db, id: string): Promise<ConsoleUserRow | undefined> {
-  return db.selectFrom('console_users').selectAll().where('id', '=', id).executeTakeFirst();
+  return usersWhere(db, 'id', id).executeTakeFirst();
 }
 
 export async function findUserByInvite(db: Db, tokenHash: string): Promise<ConsoleUserRow | undefined> {
-  return db
-    .selectFrom('console_users')
-    .selectAll()
-    .where('invite_token_hash', '=', tokenHash)
-    .forUpdate()
-    .executeTakeFirst();
+  return usersWhere(db, 'invite_token_hash', tokenHash).forUpdate().executeTakeFirst();
 }
 
 export async function listUsers(db: Db, merchantId: string): Promise<ConsoleUserRow[]> {
-  return db
-    .selectFrom('console_users')
-    .selectAll()
-    .where('merchant_id', '=', merchantId)
-    .orderBy('created_at')
-    .limit(500)
-    .execute();
+  return usersWhere(db, 'merchant_id', merchantId).orderBy('created_at').limit(500).execute();
 }
 
 export async function insertUser(
@@ -80,14 +74,24 @@ export async function updateUser(
   return db.updateTable('console_users').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
 
+/**
+ * Updates one user's row, only while `guard` holds when one is given (a conditional update: of two
+ * racing changes only one finds its condition). Answers whether the row was updated.
+ */
+export async function updateUserWhile(
+  db: Db,
+  id: string,
+  set: UpdateObject<Database, 'console_users'>,
+  guard?: (eb: ExpressionBuilder<Database, 'console_users'>) => Expression<SqlBool>,
+): Promise<boolean> {
+  let update = db.updateTable('console_users').set(set).where('id', '=', id);
+  if (guard) update = update.where(guard);
+  return Number((await update.executeTakeFirst()).numUpdatedRows) === 1;
+}
+
 /** A hash made with weaker parameters is replaced, unless the password changed meanwhile. */
 export async function rehashPassword(db: Db, id: string, oldHash: string, newHash: string): Promise<void> {
-  await db
-    .updateTable('console_users')
-    .set({ password_hash: newHash })
-    .where('id', '=', id)
-    .where('password_hash', '=', oldHash)
-    .execute();
+  await updateUserWhile(db, id, { password_hash: newHash }, (eb) => eb('password_hash', '=', oldHash));
 }
 
 /**
@@ -95,10 +99,10 @@ export async function rehashPassword(db: Db, id: string, oldHash: string, newHas
  * Answers whether the row was updated.
  */
 export async function advanceSignInGeneration(db: Db, id: string, generation: string | undefined): Promise<boolean> {
-  let advance = db
-    .updateTable('console_users')
-    .set({ sign_in_generation: sql`sign_in_generation + 1` })
-    .where('id', '=', id);
-  if (generation !== undefined) advance = advance.where('sign_in_generation', '=', generation);
-  return Number((await advance.executeTakeFirst()).numUpdatedRows) === 1;
+  return updateUserWhile(
+    db,
+    id,
+    { sign_in_generation: sql`sign_in_generation + 1` },
+    generation === undefined ? undefined : (eb) => eb('sign_in_generation', '=', generation),
+  );
 }
