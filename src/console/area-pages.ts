@@ -10,7 +10,7 @@ import { getOrder as getEarnOrder, listOrders as listEarnOrders, listPositions }
 import { callerOf, cursorOf } from './http.js';
 
 import { history } from './history.js';
-import { badge, envPath, sendPage, shortId, when, type Column, listTable } from './views.js';
+import { badge, envPath, idLink, sendListPage, sendPage, shortId, when, type Column } from './views.js';
 import { getPage } from './guards.js';
 
 /**
@@ -59,6 +59,12 @@ export function statusBadge(status: string): HtmlPart {
 export const code = (v: unknown) => (v === null || v === undefined || v === '' ? '' : html`<code>${String(v)}</code>`);
 export const money = (amount: unknown, asset: unknown) =>
   amount === null || amount === undefined ? '' : `${String(amount)} ${String(asset ?? '')}`.trim();
+
+/** The last columns of an order list: its status and when it was made. */
+export const statusColumns: Column<Row>[] = [
+  { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
+  { label: 'Created', cell: (r) => when(r.created_at ?? r.started_at) },
+];
 
 interface Area {
   path: string;
@@ -200,28 +206,22 @@ export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
     getPage(app, ctx, `/console/:env${area.path}`, async (req, reply, page) => {
       const list = await area.list(ctx, callerOf(page), { limit: pageSize, cursor: cursorOf(req) });
       const base = envPath(page.environment, area.path);
-      return sendPage(reply, page, {
+      return sendListPage(reply, page, {
         title: area.title,
         section: area.path,
-        body: html`<p>${area.intro}</p>${listTable(
-          `${area.title}, newest first`,
-          [
-            // The member under the order's id: two long ids side by side push the status out of a wide screen.
-            {
-              label: area.noun,
-              cell: (r: Row) =>
-                html`<a href="${base}/${r.id}">${shortId(String(r.id))}</a>${
-                  r.member_id ? html`<br>${shortId(String(r.member_id))}` : ''
-                }`,
-            },
-            ...area.columns,
-            { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
-            { label: 'Created', cell: (r) => when(r.created_at ?? r.started_at) },
-          ],
-          list,
-          area.empty,
-          base,
-        )}`,
+        intro: area.intro,
+        columns: [
+          // The member under the order's id: two long ids side by side push the status out of a wide screen.
+          {
+            label: area.noun,
+            cell: (r) =>
+              html`${idLink(`${base}/${r.id}`, r.id)}${r.member_id ? html`<br>${shortId(String(r.member_id))}` : ''}`,
+          },
+          ...area.columns,
+          ...statusColumns,
+        ],
+        rows: list,
+        empty: area.empty,
       });
     });
 
@@ -240,29 +240,24 @@ export function registerAreaPages(app: AppInstance, ctx: ServiceContext): void {
   getPage(app, ctx, '/console/:env/earn-positions', async (req, reply, page) => {
     const list = await listPositions(ctx.db, callerOf(page), { limit: pageSize, cursor: cursorOf(req) });
     const earn = envPath(page.environment, '/earn');
-    return sendPage(reply, page, {
+    return sendListPage(reply, page, {
       title: 'Earn positions',
       section: '/earn-positions',
-      body: html`<p>What each earn order holds now. The order's page has its history and ledger entries.</p>${listTable(
-        'Earn positions, newest first',
-        [
-          {
-            label: 'Position',
-            cell: (r: Row) =>
-              html`${shortId(String(r.id))}<br><a href="${earn}/${r.order_id}">Order ${shortId(
-                String(r.order_id),
-              )}</a>`,
-          },
-          { label: 'Product', cell: (r) => html`${code(r.product_id)}<br><span class="mono">${r.type}</span>` },
-          { label: 'Principal', cell: (r) => money(r.principal, r.asset), num: true },
-          { label: 'Interest accrued', cell: (r) => money(r.interest_accrued, r.asset), num: true },
-          { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
-          { label: 'Matures', cell: (r) => when(r.matures_at) },
-        ],
-        list,
-        'No earn positions in this environment yet.',
-        envPath(page.environment, '/earn-positions'),
-      )}`,
+      intro: html`What each earn order holds now. The order's page has its history and ledger entries.`,
+      columns: [
+        {
+          label: 'Position',
+          cell: (r: Row) =>
+            html`${shortId(String(r.id))}<br><a href="${earn}/${r.order_id}">Order ${shortId(String(r.order_id))}</a>`,
+        },
+        { label: 'Product', cell: (r) => html`${code(r.product_id)}<br><span class="mono">${r.type}</span>` },
+        { label: 'Principal', cell: (r) => money(r.principal, r.asset), num: true },
+        { label: 'Interest accrued', cell: (r) => money(r.interest_accrued, r.asset), num: true },
+        { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
+        { label: 'Matures', cell: (r) => when(r.matures_at) },
+      ],
+      rows: list,
+      empty: 'No earn positions in this environment yet.',
     });
   });
 }

@@ -9,18 +9,58 @@ import {
   listTopUps,
   listTransactions,
 } from '../modules/cards/index.js';
-import { callerOf, cursorOf } from './http.js';
+import { callerOf, cursorOf, type PageRequest } from './http.js';
 
 import { history } from './history.js';
 import { listMerchantCards } from './queries/area-reads.js';
-import { envPath, sendPage, shortId, table, when, listTable } from './views.js';
-import { code, idOf, money, pageSize, statusBadge, summaryCard, type Row } from './area-pages.js';
+import { envPath, idLink, sendListPage, sendPage, shortId, table, when, type Column } from './views.js';
+import { code, idOf, money, pageSize, statusBadge, statusColumns, summaryCard, type Row } from './area-pages.js';
 import { getPage } from './guards.js';
 
 /**
  * The cards of every member, read only: a card's page with its top-ups, transactions and
  * replacements, and their own pages. Through the cards area's service, as the API reads them.
  */
+
+/** The columns of a card's lists on its page (at most 50 rows each: the newest). */
+const topUpColumns = (card: string): Column<Row>[] => [
+  { label: 'Top-up', cell: (t) => idLink(`${card}/top-ups/${t.id}`, t.id) },
+  { label: 'Pays', cell: (t) => money(t.customer_total, t.source_asset), num: true },
+  { label: 'Arrives', cell: (t) => money(t.arrival_amount, t.card_currency), num: true },
+  ...statusColumns,
+];
+
+const transactionColumns: Column<Row>[] = [
+  {
+    label: 'Transaction',
+    cell: (t) =>
+      html`${shortId(String(t.id))}${t.authorization_id ? html`<br>of ${shortId(String(t.authorization_id))}` : ''}`,
+  },
+  { label: 'Type', cell: (t) => t.type },
+  {
+    label: 'At',
+    cell: (t) => html`${t.merchant_name}${t.mcc ? html`<br><span class="mono">MCC ${t.mcc}</span>` : ''}`,
+  },
+  { label: 'Amount', cell: (t) => money(t.amount, t.currency), num: true },
+  {
+    label: 'Status',
+    cell: (t) =>
+      html`${statusBadge(String(t.status))}${
+        t.decline_reason ? html`<br><span class="mono">${t.decline_reason}</span>` : ''
+      }`,
+  },
+  { label: 'Created', cell: (t) => when(t.created_at) },
+];
+
+const replacementColumns = (page: PageRequest, card: string): Column<Row>[] => [
+  { label: 'Replacement', cell: (r) => idLink(`${card}/replacements/${r.id}`, r.id) },
+  { label: 'Reason', cell: (r) => r.reason },
+  {
+    label: 'New card',
+    cell: (r) => (r.new_card_id ? idLink(envPath(page.environment, `/cards/${r.new_card_id}`), r.new_card_id) : ''),
+  },
+  ...statusColumns,
+];
 
 export function registerCardPages(app: AppInstance, ctx: ServiceContext): void {
   getPage(app, ctx, '/console/:env/cards', async (req, reply, page) => {
@@ -29,28 +69,24 @@ export function registerCardPages(app: AppInstance, ctx: ServiceContext): void {
       cursor: cursorOf(req),
     });
     const base = envPath(page.environment, '/cards');
-    type C = (typeof list.data)[number];
-    return sendPage(reply, page, {
+    return sendListPage(reply, page, {
       title: 'Cards',
       section: '/cards',
-      body: html`<p>Your members' cards. A card's page has its top-ups, transactions and replacements.</p>${listTable(
-        'Cards, newest first',
-        [
-          {
-            label: 'Card',
-            cell: (c: C) =>
-              html`<a href="${base}/${c.id}">${shortId(c.id)}</a>${
-                c.last4 ? html` <span class="mono">•••• ${c.last4}</span>` : ''
-              }<br>${shortId(c.member_id)}`,
-          },
-          { label: 'Form', cell: (c) => `${c.form_factor}, ${c.currency}` },
-          { label: 'Status', cell: (c) => statusBadge(c.status) },
-          { label: 'Created', cell: (c) => when(c.created_at) },
-        ],
-        list,
-        'No cards in this environment yet.',
-        base,
-      )}`,
+      intro: html`Your members' cards. A card's page has its top-ups, transactions and replacements.`,
+      columns: [
+        {
+          label: 'Card',
+          cell: (c) =>
+            html`${idLink(`${base}/${c.id}`, c.id)}${
+              c.last4 ? html` <span class="mono">•••• ${c.last4}</span>` : ''
+            }<br>${shortId(c.member_id)}`,
+        },
+        { label: 'Form', cell: (c) => `${c.form_factor}, ${c.currency}` },
+        { label: 'Status', cell: (c) => statusBadge(c.status) },
+        { label: 'Created', cell: (c) => when(c.created_at) },
+      ],
+      rows: list,
+      empty: 'No cards in this environment yet.',
     });
   });
 
@@ -73,69 +109,16 @@ export function registerCardPages(app: AppInstance, ctx: ServiceContext): void {
         ['Application', code(card.application_id)],
         ['Activated', when(card.activated_at)],
       ])}
-<h2>Top-ups</h2>${table(
-        'Top-ups of this card, newest first',
-        [
-          {
-            label: 'Top-up',
-            cell: (t: Row) => html`<a href="${base}/top-ups/${t.id}">${shortId(String(t.id))}</a>`,
-          },
-          { label: 'Pays', cell: (t) => money(t.customer_total, t.source_asset), num: true },
-          { label: 'Arrives', cell: (t) => money(t.arrival_amount, t.card_currency), num: true },
-          { label: 'Status', cell: (t) => statusBadge(String(t.status)) },
-          { label: 'Created', cell: (t) => when(t.created_at) },
-        ],
-        topUps.data as Row[],
-        'No top-ups.',
-      )}
+<h2>Top-ups</h2>${table('Top-ups of this card, newest first', topUpColumns(base), topUps.data as Row[], 'No top-ups.')}
 <h2>Transactions</h2>${table(
         'Card transactions, newest first',
-        [
-          {
-            label: 'Transaction',
-            cell: (t: Row) =>
-              html`${shortId(String(t.id))}${
-                t.authorization_id ? html`<br>of ${shortId(String(t.authorization_id))}` : ''
-              }`,
-          },
-          { label: 'Type', cell: (t) => t.type },
-          {
-            label: 'At',
-            cell: (t) => html`${t.merchant_name}${t.mcc ? html`<br><span class="mono">MCC ${t.mcc}</span>` : ''}`,
-          },
-          { label: 'Amount', cell: (t) => money(t.amount, t.currency), num: true },
-          {
-            label: 'Status',
-            cell: (t) =>
-              html`${statusBadge(String(t.status))}${
-                t.decline_reason ? html`<br><span class="mono">${t.decline_reason}</span>` : ''
-              }`,
-          },
-          { label: 'Created', cell: (t) => when(t.created_at) },
-        ],
+        transactionColumns,
         transactions.data as Row[],
         'No transactions.',
       )}
 <h2>Replacements</h2>${table(
         'Replacements of this card',
-        [
-          {
-            label: 'Replacement',
-            cell: (r: Row) => html`<a href="${base}/replacements/${r.id}">${shortId(String(r.id))}</a>`,
-          },
-          { label: 'Reason', cell: (r) => r.reason },
-          {
-            label: 'New card',
-            cell: (r) =>
-              r.new_card_id
-                ? html`<a href="${envPath(page.environment, `/cards/${r.new_card_id}`)}">${shortId(
-                    String(r.new_card_id),
-                  )}</a>`
-                : '',
-          },
-          { label: 'Status', cell: (r) => statusBadge(String(r.status)) },
-          { label: 'Created', cell: (r) => when(r.created_at) },
-        ],
+        replacementColumns(page, base),
         replacements.data as Row[],
         'No replacements.',
       )}

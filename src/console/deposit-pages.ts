@@ -7,7 +7,7 @@ import { callerOf, cursorOf } from './http.js';
 
 import { history } from './history.js';
 
-import { badge, envPath, sendPage, shortId, when, listTable } from './views.js';
+import { badge, envPath, idLink, sendListPage, sendPage, shortId, when } from './views.js';
 import { getPage } from './guards.js';
 
 /** Deposits, read only: the list and one deposit with its state history and ledger postings. */
@@ -31,28 +31,20 @@ export function registerDepositPages(app: AppInstance, ctx: ServiceContext): voi
 
   getPage(app, ctx, '/console/:env/deposits', async (req, reply, page) => {
     const list = await listDeposits(ctx.db, callerOf(page), { limit: 25, cursor: cursorOf(req) });
-    type D = (typeof list.data)[number];
-    return sendPage(reply, page, {
+    return sendListPage(reply, page, {
       title: 'Deposits',
       section: '/deposits',
-      body: html`${listTable(
-        'Deposits, newest first',
-        [
-          {
-            label: 'Deposit',
-            cell: (d: D) => html`<a href="${envPath(page.environment, `/deposits/${d.id}`)}">${shortId(d.id)}</a>`,
-          },
-          { label: 'Member', cell: (d) => shortId(d.member_id) },
-          { label: 'Amount', cell: (d) => `${d.amount} ${d.asset}`, num: true },
-          { label: 'Network', cell: (d) => d.network },
-          { label: 'Transaction', cell: (d) => shortId(d.tx_hash) },
-          { label: 'Status', cell: (d) => badge(d.status, 'ok') },
-          { label: 'Created', cell: (d) => when(d.created_at) },
-        ],
-        list,
-        'No deposits in this environment yet.',
-        envPath(page.environment, '/deposits'),
-      )}`,
+      columns: [
+        { label: 'Deposit', cell: (d) => idLink(envPath(page.environment, `/deposits/${d.id}`), d.id) },
+        { label: 'Member', cell: (d) => shortId(d.member_id) },
+        { label: 'Amount', cell: (d) => `${d.amount} ${d.asset}`, num: true },
+        { label: 'Network', cell: (d) => d.network },
+        { label: 'Transaction', cell: (d) => shortId(d.tx_hash) },
+        { label: 'Status', cell: (d) => badge(d.status, 'ok') },
+        { label: 'Created', cell: (d) => when(d.created_at) },
+      ],
+      rows: list,
+      empty: 'No deposits in this environment yet.',
     });
   });
 }

@@ -9,7 +9,18 @@ import { auditPage } from './audit.js';
 import { listMembers } from './queries/area-reads.js';
 import { history } from './history.js';
 import { can } from './rules.js';
-import { askFirst, badge, envPath, sendConfirmPage, sendPage, shortId, shortText, when, listTable } from './views.js';
+import {
+  askFirst,
+  badge,
+  envPath,
+  sendConfirmPage,
+  sendListPage,
+  sendPage,
+  shortId,
+  shortText,
+  when,
+  listTable,
+} from './views.js';
 import { selectInput } from './fields.js';
 import { getPage, postChange } from './guards.js';
 
@@ -31,36 +42,31 @@ export function registerMoneyPages(app: AppInstance, ctx: ServiceContext): void 
         list.data.map(async (m) => [m.id, await memberBalances(ctx.db, page.environment, m.id)] as const),
       ),
     );
-    type M = (typeof list.data)[number];
-    return sendPage(reply, page, {
+    return sendListPage(reply, page, {
       title: 'Members',
       section: '/members',
-      body: html`${listTable(
-        'Members, newest first',
-        [
-          { label: 'Member', cell: (m: M) => html`<code>${m.external_member_id}</code><br>${shortId(m.id)}` },
-          { label: 'Status', cell: (m) => badge(m.status, m.status === 'active' ? 'ok' : 'bad') },
-          { label: 'KYC level', cell: (m) => String(m.kyc_level), num: true },
-          {
-            label: 'Balances',
-            cell: (m) => {
-              const b = balances.get(m.id) ?? [];
-              return b.length === 0
-                ? 'none'
-                : html`<ul>${b.map(
-                    (x) =>
-                      html`<li>${x.asset}: ${x.available} available${
-                        x.frozen !== '0' && !/^0(\.0+)?$/.test(x.frozen) ? `, ${x.frozen} frozen` : ''
-                      }${/^0(\.0+)?$/.test(x.withdrawing) ? '' : `, ${x.withdrawing} withdrawing`}</li>`,
-                  )}</ul>`;
-            },
+      columns: [
+        { label: 'Member', cell: (m) => html`<code>${m.external_member_id}</code><br>${shortId(m.id)}` },
+        { label: 'Status', cell: (m) => badge(m.status, m.status === 'active' ? 'ok' : 'bad') },
+        { label: 'KYC level', cell: (m) => String(m.kyc_level), num: true },
+        {
+          label: 'Balances',
+          cell: (m) => {
+            const b = balances.get(m.id) ?? [];
+            return b.length === 0
+              ? 'none'
+              : html`<ul>${b.map(
+                  (x) =>
+                    html`<li>${x.asset}: ${x.available} available${
+                      x.frozen !== '0' && !/^0(\.0+)?$/.test(x.frozen) ? `, ${x.frozen} frozen` : ''
+                    }${/^0(\.0+)?$/.test(x.withdrawing) ? '' : `, ${x.withdrawing} withdrawing`}</li>`,
+                )}</ul>`;
           },
-          { label: 'Created', cell: (m) => when(m.created_at) },
-        ],
-        list,
-        'No members in this environment yet.',
-        envPath(page.environment, '/members'),
-      )}`,
+        },
+        { label: 'Created', cell: (m) => when(m.created_at) },
+      ],
+      rows: list,
+      empty: 'No members in this environment yet.',
     });
   });
 

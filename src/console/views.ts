@@ -258,6 +258,35 @@ export function listTable<T>(
   return html`${table(caption, columns, list.data, empty)}${nextPageLink(path, list.next_cursor, extra)}`;
 }
 
+/** The page of a keyset list, newest first (members, deposits, cards, orders); its path is its nav section's. */
+export function sendListPage<T>(
+  reply: FastifyReply,
+  page: PageRequest,
+  list: {
+    title: string;
+    section: string;
+    intro?: HtmlPart;
+    columns: readonly Column<T>[];
+    rows: { data: readonly T[]; next_cursor: string | null };
+    empty: string;
+  },
+): FastifyReply {
+  return sendPage(reply, page, {
+    title: list.title,
+    section: list.section,
+    body: html`${list.intro === undefined ? '' : html`<p>${list.intro}</p>`}${listTable(
+      `${list.title}, newest first`,
+      list.columns,
+      list.rows,
+      list.empty,
+      envPath(page.environment, list.section),
+    )}`,
+  });
+}
+
+/** A link to an object's own page, its id shortened as lists show it. */
+export const idLink = (href: string, id: unknown): SafeHtml => html`<a href="${href}">${shortId(String(id))}</a>`;
+
 /** The codes of a new set, shown once (the service keeps only their hashes). */
 export function recoveryCodesPanel(codes: readonly string[]): HtmlPart {
   return html`<div class="secret" role="status"><h2>Your recovery codes</h2>
