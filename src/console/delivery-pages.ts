@@ -3,7 +3,7 @@ import type { AppInstance } from '../platform/http/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html } from '../modules/hosted-screens/index.js';
 import { deliveryStatuses, listDeliveries, redeliver, redeliverAction } from '../modules/webhooks/index.js';
-import { attempt, callerOf } from './http.js';
+import { attemptAsCaller, callerOf } from './http.js';
 
 import { auditPage } from './audit.js';
 import { apiCalls, deliveryAttempts, deliveryEndpoints, endpointUrls } from './queries/webhooks.js';
@@ -122,8 +122,8 @@ export function registerDeliveryPages(app: AppInstance, ctx: ServiceContext): vo
   getPage(app, ctx, '/console/:env/deliveries', (req, reply, page) => deliveriesPage(ctx, req, reply, page));
 
   postChange(app, ctx, '/console/:env/deliveries/:id/redeliver', 'webhooks.write', async (req, reply, page) => {
-    const r = await attempt(ctx, async (trx) => {
-      const done = await redeliver(trx, callerOf(page), idOf(req), await ctx.clock.now(trx, callerOf(page)));
+    const r = await attemptAsCaller(ctx, page, async (trx, caller, now) => {
+      const done = await redeliver(trx, caller, idOf(req), now);
       await auditPage(trx, page, 'webhook_delivery.redeliver', done.id, '');
       return done;
     });

@@ -3,7 +3,7 @@ import type { AppInstance } from '../platform/http/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import { html, type HtmlPart } from '../modules/hosted-screens/index.js';
 import { deliveryView, listEndpoints, replayEndpoint, replayEventsMax } from '../modules/webhooks/index.js';
-import { attempt, callerOf, type PageRequest } from './http.js';
+import { attemptAsCaller, callerOf, type PageRequest } from './http.js';
 
 import { formOf, one } from './form.js';
 import { auditPage } from './audit.js';
@@ -122,17 +122,17 @@ export function registerEndpointPages(app: AppInstance, ctx: ServiceContext): vo
       );
     }
     const id = (req.params as { id: string }).id;
-    const r = await attempt(ctx, async (trx) => {
+    const r = await attemptAsCaller(ctx, page, async (trx, caller, now) => {
       const done = await replayEndpoint(
         trx,
-        callerOf(page),
+        caller,
         id,
         {
           since: new Date(values.since).toISOString(),
           ...(values.until ? { until: new Date(values.until).toISOString() } : {}),
           only_failed: values.only_failed === 'true',
         },
-        await ctx.clock.now(trx, callerOf(page)),
+        now,
         ctx.config.eventRetentionDays,
       );
       await auditPage(

@@ -181,6 +181,18 @@ export async function attempt<T>(
   }
 }
 
+/** `attempt` of an area's write made as the page's caller, at its clock's time (the sandbox clock in the sandbox). */
+export function attemptAsCaller<T>(
+  ctx: ServiceContext,
+  page: PageRequest,
+  effect: (trx: Transaction<Database>, caller: ReturnType<typeof callerOf>, now: Date) => Promise<T>,
+) {
+  return attempt(ctx, async (trx) => {
+    const caller = callerOf(page);
+    return effect(trx, caller, await ctx.clock.now(trx, caller));
+  });
+}
+
 // The step between password and second factor -----------------------------------------------------
 
 export const twoStepCookieName = 'mwa_console_two_step';

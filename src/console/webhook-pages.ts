@@ -12,7 +12,7 @@ import {
   updateEndpoint,
 } from '../modules/webhooks/index.js';
 import { ApiError } from '../platform/errors.js';
-import { attempt, callerOf, redirect, type PageRequest } from './http.js';
+import { attemptAsCaller, callerOf, redirect, type PageRequest } from './http.js';
 import { formOf, one } from './form.js';
 import { auditPage } from './audit.js';
 import { can, refusalFor } from './rules.js';
@@ -185,13 +185,8 @@ export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): voi
         400,
       );
     }
-    const r = await attempt(ctx, async (trx) => {
-      const created = await createEndpoint(
-        trx,
-        callerOf(page),
-        { url: values.url, event_types: eventTypes },
-        await ctx.clock.now(trx, callerOf(page)),
-      );
+    const r = await attemptAsCaller(ctx, page, async (trx, caller, now) => {
+      const created = await createEndpoint(trx, caller, { url: values.url, event_types: eventTypes }, now);
       await auditPage(
         trx,
         page,
@@ -207,17 +202,10 @@ export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): voi
 
   for (const action of ['disable', 'enable', 'delete'] as const) {
     postChange(app, ctx, `/console/:env/webhooks/:id/${action}`, 'webhooks.write', async (req, reply, page) => {
-      const r = await attempt(ctx, async (trx) => {
-        const now = await ctx.clock.now(trx, callerOf(page));
-        if (action === 'delete') await deleteEndpoint(trx, callerOf(page), idOf(req), now);
+      const r = await attemptAsCaller(ctx, page, async (trx, caller, now) => {
+        if (action === 'delete') await deleteEndpoint(trx, caller, idOf(req), now);
         else
-          await updateEndpoint(
-            trx,
-            callerOf(page),
-            idOf(req),
-            { status: action === 'disable' ? 'disabled' : 'enabled' },
-            now,
-          );
+          await updateEndpoint(trx, caller, idOf(req), { status: action === 'disable' ? 'disabled' : 'enabled' }, now);
         await auditPage(trx, page, `webhook_endpoint.${action}`, idOf(req), '');
       });
       if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem }, 400);
@@ -229,21 +217,10 @@ export function registerWebhookPages(app: AppInstance, ctx: ServiceContext): voi
   }
 
   postChange(app, ctx, '/console/:env/webhooks/:id/roll-secret', 'webhooks.write', async (req, reply, page) => {
-    const r = await attempt(ctx, async (trx) => {
-      const rolled = await rollSecret(
-        trx,
-        callerOf(page),
-        idOf(req),
-        overlapSecondsDefault,
-        await ctx.clock.now(trx, callerOf(page)),
-      );
-      await auditPage(
-        trx,
-        page,
-        'webhook_endpoint.roll_secret',
-        rolled.id,
-        `previous secret valid until ${rolled.previous_secret_expires_at}`,
-      );
+    const r = await attemptAsCaller(ctx, page, async (trx, caller, now) => {
+      const rolled = await rollSecret(trx, caller, idOf(req), overlapSecondsDefault, now);
+      const until = `previous secret valid until ${rolled.previous_secret_expires_at}`;
+      await auditPage(trx, page, 'webhook_endpoint.roll_secret', rolled.id, until);
       return rolled;
     });
     if (!r.ok) return endpointsPage(ctx, reply, page, { problem: r.problem }, 400);
