@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { AppInstance, RouteModule } from '../platform/http/http-app.js';
 import type { ServiceContext } from '../service-context.js';
 import type { TimedProcess } from '../jobs/types.js';
@@ -37,16 +38,11 @@ export function consoleRoutes(timedProcesses: readonly TimedProcess[], screens: 
   return async function consolePages(app: AppInstance, ctx: ServiceContext): Promise<void> {
     await app.register(async (scope) => {
       const pages = scope as AppInstance;
+      // A form that does not parse rejects the promise: Fastify hands the error to the handler below.
       pages.addContentTypeParser(
         'application/x-www-form-urlencoded',
         { parseAs: 'string', bodyLimit: formBodyBytesMax },
-        (_req, body, done) => {
-          try {
-            done(null, parseForm(body as string));
-          } catch (err) {
-            done(err as Error);
-          }
-        },
+        async (_req: FastifyRequest, body: string) => parseForm(body),
       );
       pages.setErrorHandler((err: any, req, reply) => {
         const notFound = err instanceof ApiError && err.code === 'not_found';
