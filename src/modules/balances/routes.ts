@@ -5,7 +5,7 @@ import { publicRoutes } from '../../platform/routes/route-module.js';
 import { ApiError } from '../../platform/errors.js';
 import type { ClockScope } from '../../platform/clock.js';
 import { createMonitor, deleteMonitor, listMonitors, monitorErrors, monitorsMax } from './monitors.js';
-import { idParams, readList } from '../../platform/routes/route-kinds.js';
+import { idParams, merchantWrite, readList } from '../../platform/routes/route-kinds.js';
 
 const BalanceMonitor = Type.Object(
   {
@@ -108,31 +108,29 @@ export const balanceRoutes = publicRoutes((route, ctx) => {
 
   route.post(
     '/v1/balance-monitors',
-    {
-      access: { scope: 'merchant:write', idempotency: 'required' },
+    merchantWrite({
+      scope: 'merchant:write',
       errors: monitorErrors.create,
-      schema: {
-        operationId: 'createBalanceMonitor',
-        summary: 'Watch the prepaid or custody balance of an asset',
-        description:
-          'When a posting takes the balance below `below`, a `balance_monitor.triggered` event is written ' +
-          'once, in the same transaction; ' +
-          ('when one brings it back at or above, `balance_monitor.resolved` once. `state` at creation is the ' +
-            "current balance's (no event). ") +
-          `At most ${monitorsMax} monitors per merchant and environment.`,
-        tags: ['Balances'],
-        body: Type.Object({
-          balance: Type.Union([Type.Literal('prepaid'), Type.Literal('custody')]),
-          asset: Type.String({ minLength: 1, maxLength: 16 }),
-          below: Type.String({
-            minLength: 1,
-            maxLength: 80,
-            description: "decimal string > 0; at most the asset's scale in places",
-          }),
+      operationId: 'createBalanceMonitor',
+      summary: 'Watch the prepaid or custody balance of an asset',
+      description:
+        'When a posting takes the balance below `below`, a `balance_monitor.triggered` event is written ' +
+        'once, in the same transaction; ' +
+        ('when one brings it back at or above, `balance_monitor.resolved` once. `state` at creation is the ' +
+          "current balance's (no event). ") +
+        `At most ${monitorsMax} monitors per merchant and environment.`,
+      tags: ['Balances'],
+      body: Type.Object({
+        balance: Type.Union([Type.Literal('prepaid'), Type.Literal('custody')]),
+        asset: Type.String({ minLength: 1, maxLength: 16 }),
+        below: Type.String({
+          minLength: 1,
+          maxLength: 80,
+          description: "decimal string > 0; at most the asset's scale in places",
         }),
-        response: { 201: BalanceMonitor },
-      },
-    },
+      }),
+      response: { 201: BalanceMonitor },
+    }),
     async ({ principal, body, write }) => write((trx) => createMonitor(trx, ctx.clock, principal, body)),
   );
 
@@ -153,18 +151,17 @@ export const balanceRoutes = publicRoutes((route, ctx) => {
 
   route.delete(
     '/v1/balance-monitors/:id',
-    {
-      access: { scope: 'merchant:write' },
+    merchantWrite({
+      scope: 'merchant:write',
+      idempotency: 'none',
       errors: monitorErrors.remove,
-      schema: {
-        operationId: 'deleteBalanceMonitor',
-        summary: 'Remove a balance monitor',
-        description: "Another merchant's monitor, another environment's or one already removed is `not_found`.",
-        tags: ['Balances'],
-        params: idParams('bmn_ prefix optional'),
-        response: { 200: DeletedBalanceMonitor },
-      },
-    },
+      operationId: 'deleteBalanceMonitor',
+      summary: 'Remove a balance monitor',
+      description: "Another merchant's monitor, another environment's or one already removed is `not_found`.",
+      tags: ['Balances'],
+      params: idParams('bmn_ prefix optional'),
+      response: { 200: DeletedBalanceMonitor },
+    }),
     async ({ principal, params, write }) => write((trx) => deleteMonitor(trx, principal, params.id)),
   );
 });

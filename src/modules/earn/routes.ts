@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { constantList } from '../../platform/routes/pagination.js';
-import { idParams, readList, readOne, statusPageQuery } from '../../platform/routes/route-kinds.js';
+import { idParams, memberWrite, readList, readOne, statusPageQuery } from '../../platform/routes/route-kinds.js';
 import { publicRoutes } from '../../platform/routes/route-module.js';
 import { earnErrors, getOrder, listOrders, listPositions, listProducts, redeem, subscribe } from './service.js';
 
@@ -90,25 +90,23 @@ export const earnRoutes = publicRoutes((route, ctx) => {
 
   route.post(
     '/v1/earn/orders',
-    {
-      access: { scope: 'earn:write', principal: 'member', idempotency: 'required' },
+    memberWrite({
+      scope: 'earn:write',
       errors: earnErrors.subscribe,
-      schema: {
-        operationId: 'createEarnOrder',
-        summary: 'Subscribe to an earn product',
-        description:
-          'Moves `amount` from available to earn; 201 earn order (`active`). No event at the start. ' +
-          "Flexible: interest paid to available every day of the merchant's clock (`earn.order.settled`, " +
-          "`data.id` = the member's internal id, `status_version` 0). Fixed-term: interest accrues daily and " +
-          'is paid with the principal at maturity (`earn.order.settled`, `data.id` = the order id).',
-        tags,
-        body: Type.Object({
-          product_id: Type.String({ minLength: 1, maxLength: 100 }),
-          amount: Type.String({ maxLength: 64 }),
-        }),
-        response: { 201: EarnOrder },
-      },
-    },
+      operationId: 'createEarnOrder',
+      summary: 'Subscribe to an earn product',
+      description:
+        'Moves `amount` from available to earn; 201 earn order (`active`). No event at the start. ' +
+        "Flexible: interest paid to available every day of the merchant's clock (`earn.order.settled`, " +
+        "`data.id` = the member's internal id, `status_version` 0). Fixed-term: interest accrues daily and " +
+        'is paid with the principal at maturity (`earn.order.settled`, `data.id` = the order id).',
+      tags,
+      body: Type.Object({
+        product_id: Type.String({ minLength: 1, maxLength: 100 }),
+        amount: Type.String({ maxLength: 64 }),
+      }),
+      response: { 201: EarnOrder },
+    }),
     {
       plan: ({ principal, body }) => ({ principal, body }),
       commit: (trx, { principal, body }) => subscribe(ctx, trx, principal, body),
@@ -157,21 +155,19 @@ export const earnRoutes = publicRoutes((route, ctx) => {
 
   route.post(
     '/v1/earn/positions/:id/redeem',
-    {
-      access: { scope: 'earn:write', principal: 'member', idempotency: 'required' },
+    memberWrite({
+      scope: 'earn:write',
       errors: earnErrors.redeem,
-      schema: {
-        operationId: 'redeemEarnPosition',
-        summary: 'Redeem a flexible earn position',
-        description:
-          'Flexible: the principal goes back to available. A fixed-term position before maturity (or any ' +
-          'closed position): 400 `state_invalid`; at or after maturity, not yet settled by the daily ' +
-          'process: settled now (principal and interest to available) and answered closed.',
-        tags,
-        params: idParams('`epo_` prefix optional'),
-        response: { 200: EarnPosition },
-      },
-    },
+      operationId: 'redeemEarnPosition',
+      summary: 'Redeem a flexible earn position',
+      description:
+        'Flexible: the principal goes back to available. A fixed-term position before maturity (or any ' +
+        'closed position): 400 `state_invalid`; at or after maturity, not yet settled by the daily ' +
+        'process: settled now (principal and interest to available) and answered closed.',
+      tags,
+      params: idParams('`epo_` prefix optional'),
+      response: { 200: EarnPosition },
+    }),
     {
       plan: ({ principal, params }) => ({ principal, id: params.id }),
       commit: (trx, { principal, id }) => redeem(ctx, trx, principal, id),

@@ -1,5 +1,5 @@
 import { constantList } from '../../platform/routes/pagination.js';
-import { readList, readOne, statusPageQuery } from '../../platform/routes/route-kinds.js';
+import { memberWrite, merchantWrite, readList, readOne, statusPageQuery } from '../../platform/routes/route-kinds.js';
 import { publicRoutes } from '../../platform/routes/route-module.js';
 import { stepUpCall } from '../step-up/index.js';
 import { conversionErrors, createConversion, refuseQuoteId } from './conversions.js';
@@ -81,29 +81,27 @@ export const exchangeRoutes = publicRoutes((route, ctx) => {
 
   route.post(
     '/v1/exchange/orders',
-    {
-      access: { scope: 'exchange:write', principal: 'member', idempotency: 'required' },
+    memberWrite({
+      scope: 'exchange:write',
       errors: exchangeErrors.execute,
-      schema: {
-        operationId: 'createExchangeOrder',
-        summary: 'Execute an exchange',
-        description: [
-          '`{quote_id}` executes a locked quote at its numbers before `quote_expires_at` (after it: ' +
-            '`state_invalid`; an executed quote: `state_invalid`; parallel executions of one quote: one ' +
-            'execution); `from_amount`, `from_asset` and `to_asset` may come with it, and must then be the ' +
-            "quote's (`invalid_request` otherwise, nothing executed). ",
-          '`{from_asset, to_asset, from_amount}` executes at market, priced now. Every gate applies again: ' +
-            'member active, KYC, direction enabled, amount range, daily limits, step-up at or above the ' +
-            "direction's threshold (`step_up_required`; repeat with `x-step-up` and the same key), balance " +
-            '(`insufficient_balance`). ',
-          'One execution moves both assets in one transaction (docs/exchange.md). After a timeout, read the ' +
-            'order (`GET /v1/exchange/orders/{id}` with the quote id, or the list) before retrying.',
-        ].join(''),
-        tags,
-        body: OrderBody,
-        response: { 201: ExchangeOrder },
-      },
-    },
+      operationId: 'createExchangeOrder',
+      summary: 'Execute an exchange',
+      description: [
+        '`{quote_id}` executes a locked quote at its numbers before `quote_expires_at` (after it: ' +
+          '`state_invalid`; an executed quote: `state_invalid`; parallel executions of one quote: one ' +
+          'execution); `from_amount`, `from_asset` and `to_asset` may come with it, and must then be the ' +
+          "quote's (`invalid_request` otherwise, nothing executed). ",
+        '`{from_asset, to_asset, from_amount}` executes at market, priced now. Every gate applies again: ' +
+          'member active, KYC, direction enabled, amount range, daily limits, step-up at or above the ' +
+          "direction's threshold (`step_up_required`; repeat with `x-step-up` and the same key), balance " +
+          '(`insufficient_balance`). ',
+        'One execution moves both assets in one transaction (docs/exchange.md). After a timeout, read the ' +
+          'order (`GET /v1/exchange/orders/{id}` with the quote id, or the list) before retrying.',
+      ].join(''),
+      tags,
+      body: OrderBody,
+      response: { 201: ExchangeOrder },
+    }),
     {
       // A market order is priced before its transaction: the rate is asked of the rate service.
       prepare: async ({ principal, body, req }) => {
@@ -152,9 +150,9 @@ export const exchangeRoutes = publicRoutes((route, ctx) => {
   route.post(
     '/v1/merchant/conversions',
     {
-      access: { scope: 'merchant:write', principal: 'merchant', idempotency: 'required' },
-      errors: conversionErrors.create,
-      schema: {
+      ...merchantWrite({
+        scope: 'merchant:write',
+        errors: conversionErrors.create,
         operationId: 'createMerchantConversion',
         summary: "Convert between the merchant's own balances",
         description:
@@ -165,7 +163,7 @@ export const exchangeRoutes = publicRoutes((route, ctx) => {
         tags,
         body: ConversionBody,
         response: { 201: Conversion },
-      },
+      }),
       // Before the body's schema: `{quote_id}` alone (an exchange order's body) is told to remove the
       // quote, not that from_asset is missing.
       preValidation: async (req) => refuseQuoteId((req.body ?? {}) as { quote_id?: unknown }),

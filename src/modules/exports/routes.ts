@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/routes/route.js';
-import { idParams, readList } from '../../platform/routes/route-kinds.js';
+import { idParams, merchantWrite, readList } from '../../platform/routes/route-kinds.js';
 import { mount } from '../../platform/routes/route-mount.js';
 import { ApiError } from '../../platform/errors.js';
 import { PageQuery } from '../../platform/routes/pagination.js';
@@ -46,28 +46,26 @@ export async function exportRoutes(app: AppInstance, ctx: ServiceContext): Promi
 
   route.post(
     '/v1/exports',
-    {
-      access: { scope: 'exports:write', idempotency: 'required' },
+    merchantWrite({
+      scope: 'exports:write',
       errors: exportErrors.create,
-      schema: {
-        operationId: 'createExport',
-        summary: 'Request an export file',
-        description:
-          'Written in the background: poll `GET /v1/exports/{id}` or wait for `export.completed` / ' +
-          '`export.failed`. The objects of `kind` created in ' +
-          ("[`created_gte`, `created_lt`) (ISO 8601 with a time zone; `member_balances`: every member's " +
-            'balances as of `created_lt`), one row per object ') +
-          '(`ledger_entries`: one row per line), as `csv` (default, a header row) or `jsonl`. The file is kept 7 days.',
-        tags,
-        body: Type.Object({
-          kind: Type.Union(exportKinds.map((k) => Type.Literal(k))),
-          created_gte: Time,
-          created_lt: Time,
-          format: Type.Optional(Type.Union([Type.Literal('csv'), Type.Literal('jsonl')])),
-        }),
-        response: { 201: ExportRequest },
-      },
-    },
+      operationId: 'createExport',
+      summary: 'Request an export file',
+      description:
+        'Written in the background: poll `GET /v1/exports/{id}` or wait for `export.completed` / ' +
+        '`export.failed`. The objects of `kind` created in ' +
+        ("[`created_gte`, `created_lt`) (ISO 8601 with a time zone; `member_balances`: every member's " +
+          'balances as of `created_lt`), one row per object ') +
+        '(`ledger_entries`: one row per line), as `csv` (default, a header row) or `jsonl`. The file is kept 7 days.',
+      tags,
+      body: Type.Object({
+        kind: Type.Union(exportKinds.map((k) => Type.Literal(k))),
+        created_gte: Time,
+        created_lt: Time,
+        format: Type.Optional(Type.Union([Type.Literal('csv'), Type.Literal('jsonl')])),
+      }),
+      response: { 201: ExportRequest },
+    }),
     async ({ principal, body, write }) => write((trx) => createExport(trx, ctx.clock, principal, body)),
   );
 

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { AppInstance, RouteModule } from '../../platform/http/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/routes/route.js';
+import { merchantWrite } from '../../platform/routes/route-kinds.js';
 import { registerHostedPages } from './pages.js';
 import { screenRegistry, sandboxOutcomes, type HostedScreen } from './screen.js';
 import { completeInSandbox, getFrameAncestors, hostedScreenErrors, setFrameAncestors } from './service.js';
@@ -92,22 +93,20 @@ export function hostedScreenRoutes(screens: readonly HostedScreen[]): RouteModul
 
     route.put(
       '/v1/hosted-screens/settings',
-      {
-        access: { scope: 'merchant:write', principal: 'merchant', idempotency: 'required' },
+      merchantWrite({
+        scope: 'merchant:write',
         errors: hostedScreenErrors.putSettings,
-        schema: {
-          operationId: 'setHostedScreenSettings',
-          summary: 'Set the origins allowed to frame the hosted screens',
-          description:
-            'Replaces the list for this environment. Each entry is an origin (no path); it is normalised ' +
-            '(lower case, default port dropped) ' +
-            ('and repeated entries are dropped. A refused entry: 400 `invalid_fields` with ' +
-              '`frame_ancestors[<index>]` and reason `pattern` (or `too_long` past the maximum).'),
-          tags,
-          body: FrameAncestors,
-          response: { 200: FrameAncestors },
-        },
-      },
+        operationId: 'setHostedScreenSettings',
+        summary: 'Set the origins allowed to frame the hosted screens',
+        description:
+          'Replaces the list for this environment. Each entry is an origin (no path); it is normalised ' +
+          '(lower case, default port dropped) ' +
+          ('and repeated entries are dropped. A refused entry: 400 `invalid_fields` with ' +
+            '`frame_ancestors[<index>]` and reason `pattern` (or `too_long` past the maximum).'),
+        tags,
+        body: FrameAncestors,
+        response: { 200: FrameAncestors },
+      }),
       async ({ principal, body, write }) =>
         write((trx) => setFrameAncestors(ctx, trx, principal.merchantId, principal.environment, body.frame_ancestors)),
     );

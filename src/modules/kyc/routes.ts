@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { MemberRef } from '../../platform/routes/list-filters.js';
 import { constantList } from '../../platform/routes/pagination.js';
 import { publicRoutes } from '../../platform/routes/route-module.js';
-import { idParams, readList, readOne } from '../../platform/routes/route-kinds.js';
+import { idParams, memberWrite, readList, readOne } from '../../platform/routes/route-kinds.js';
 import { hostedOrigin } from '../hosted-screens/index.js';
 import { requirementsOf } from './queries.js';
 import { orderRequirements } from './rules.js';
@@ -44,42 +44,38 @@ const ReviewedProfile = Type.Object(
 export const kycRoutes = publicRoutes((route, ctx) => {
   route.post(
     '/v1/kyc/sessions',
-    {
-      access: { scope: 'kyc:write', principal: 'member', idempotency: 'required' },
+    memberWrite({
+      scope: 'kyc:write',
       errors: kycErrors.createSession,
-      schema: {
-        operationId: 'createKycSession',
-        summary: "Open the KYC screen for the member's first profile",
-        description:
-          'A one-time hosted-screen link (single use, bound to the member, 24 hours). The member has a ' +
-          'profile only once the screen is submitted, ' +
-          ('not when the link is issued. A member who already has a profile: 409 `duplicate_resource` (update ' +
-            'it with `POST /v1/kyc/profile-sessions`). No body.'),
-        tags,
-        response: { 201: HostedTicket },
-      },
-    },
+      operationId: 'createKycSession',
+      summary: "Open the KYC screen for the member's first profile",
+      description:
+        'A one-time hosted-screen link (single use, bound to the member, 24 hours). The member has a ' +
+        'profile only once the screen is submitted, ' +
+        ('not when the link is issued. A member who already has a profile: 409 `duplicate_resource` (update ' +
+          'it with `POST /v1/kyc/profile-sessions`). No body.'),
+      tags,
+      response: { 201: HostedTicket },
+    }),
     async ({ principal, req, write }) => write((trx) => createKycSession(ctx, trx, principal, hostedOrigin(req))),
   );
 
   route.post(
     '/v1/kyc/profile-sessions',
-    {
-      access: { scope: 'kyc:write', principal: 'member', idempotency: 'required' },
+    memberWrite({
+      scope: 'kyc:write',
       errors: kycErrors.profileSession,
-      schema: {
-        operationId: 'createKycProfileSession',
-        summary: "Open the screen that updates the member's existing profile",
-        description:
-          'A one-time hosted-screen link (single use, bound to the member, 24 hours) to a pre-filled form; ' +
-          'document images not uploaded again are kept. ' +
-          ('After the update the profile returns to `pending_review` and `kyc_level` falls to 0 until the ' +
-            'review passes. ') +
-          'No profile yet: 404 `not_found` (never a creation; that is `POST /v1/kyc/sessions`). No body.',
-        tags,
-        response: { 201: HostedTicket },
-      },
-    },
+      operationId: 'createKycProfileSession',
+      summary: "Open the screen that updates the member's existing profile",
+      description:
+        'A one-time hosted-screen link (single use, bound to the member, 24 hours) to a pre-filled form; ' +
+        'document images not uploaded again are kept. ' +
+        ('After the update the profile returns to `pending_review` and `kyc_level` falls to 0 until the ' +
+          'review passes. ') +
+        'No profile yet: 404 `not_found` (never a creation; that is `POST /v1/kyc/sessions`). No body.',
+      tags,
+      response: { 201: HostedTicket },
+    }),
     async ({ principal, req, write }) => write((trx) => createProfileSession(ctx, trx, principal, hostedOrigin(req))),
   );
 

@@ -3,7 +3,7 @@ import { publicRoutes } from '../../platform/routes/route-module.js';
 import { CreateMemberBody, Member, MemberIdParams } from './schemas.js';
 import { createMembers, getMember, memberErrors, memberView, revokeSessions, suspendMember } from './service.js';
 import { profileStatusOf } from '../kyc/index.js';
-import { idParams, readOne } from '../../platform/routes/route-kinds.js';
+import { idParams, merchantWrite, readOne } from '../../platform/routes/route-kinds.js';
 
 const tags = ['Members'];
 
@@ -12,17 +12,15 @@ export const memberRoutes = publicRoutes((route, ctx) => {
 
   route.post(
     '/v1/members',
-    {
-      access: { scope: 'members:write', idempotency: 'required' },
+    merchantWrite({
+      scope: 'members:write',
       errors: memberErrors.create,
-      schema: {
-        operationId: 'createMember',
-        summary: 'Create a member',
-        tags,
-        body: CreateMemberBody,
-        response: { 201: Member },
-      },
-    },
+      operationId: 'createMember',
+      summary: 'Create a member',
+      tags,
+      body: CreateMemberBody,
+      response: { 201: Member },
+    }),
     {
       plan: ({ principal, body }) => ({
         merchantId: principal.merchantId,
@@ -54,18 +52,16 @@ export const memberRoutes = publicRoutes((route, ctx) => {
 
   route.post(
     '/v1/members/:id/suspend',
-    {
-      access: { scope: 'members:write', idempotency: 'required' },
+    merchantWrite({
+      scope: 'members:write',
       errors: memberErrors.suspend,
-      schema: {
-        operationId: 'suspendMember',
-        summary: 'Suspend a member',
-        description: 'Afterwards every on-behalf-of call for the member answers 404 member_not_found.',
-        tags,
-        params: MemberIdParams,
-        response: { 200: Type.Object({ id: Type.String(), status: Type.Literal('suspended') }) },
-      },
-    },
+      operationId: 'suspendMember',
+      summary: 'Suspend a member',
+      description: 'Afterwards every on-behalf-of call for the member answers 404 member_not_found.',
+      tags,
+      params: MemberIdParams,
+      response: { 200: Type.Object({ id: Type.String(), status: Type.Literal('suspended') }) },
+    }),
     async ({ principal, params, write }) =>
       write(async (trx) =>
         suspendMember(trx, principal.merchantId, principal.environment, params.id, await ctx.clock.now(trx, principal)),
@@ -74,20 +70,18 @@ export const memberRoutes = publicRoutes((route, ctx) => {
 
   route.post(
     '/v1/members/:id/sessions/revoke',
-    {
-      access: { scope: 'members:write', idempotency: 'required' },
+    merchantWrite({
+      scope: 'members:write',
       errors: memberErrors.revokeSessions,
-      schema: {
-        operationId: 'revokeMemberSessions',
-        summary: 'Sign a member out on all devices',
-        description:
-          'Voids every member-bound session and hosted-screen link of the member. Not a ban. The path takes ' +
-          'only the external_member_id.',
-        tags,
-        params: idParams('external_member_id only'),
-        response: { 200: Type.Object({ id: Type.String(), revoked: Type.Literal(true) }) },
-      },
-    },
+      operationId: 'revokeMemberSessions',
+      summary: 'Sign a member out on all devices',
+      description:
+        'Voids every member-bound session and hosted-screen link of the member. Not a ban. The path takes ' +
+        'only the external_member_id.',
+      tags,
+      params: idParams('external_member_id only'),
+      response: { 200: Type.Object({ id: Type.String(), revoked: Type.Literal(true) }) },
+    }),
     async ({ principal, params, write }) =>
       write(async (trx) =>
         revokeSessions(

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { publicRoutes } from '../../platform/routes/route-module.js';
-import { readList } from '../../platform/routes/route-kinds.js';
+import { merchantWrite, readList } from '../../platform/routes/route-kinds.js';
 import { PageQuery } from '../../platform/routes/pagination.js';
 import { depositAddressErrors, listDepositAddresses, requestAddress, storeAddress } from './service.js';
 
@@ -22,31 +22,29 @@ export const merchantDepositAddressRoutes = publicRoutes((route, ctx) => {
 
   route.post(
     '/v1/merchant/deposit-address',
-    {
-      access: { scope: 'merchant:write', principal: 'merchant', idempotency: 'required' },
+    merchantWrite({
+      scope: 'merchant:write',
       errors: depositAddressErrors.request,
-      schema: {
-        operationId: 'createMerchantDepositAddress',
-        summary: 'Get a new deposit address from the chain provider',
-        description: [
-          'Issues an address for the asset and network. `asset_not_allowed`: the asset or network is unknown ' +
-            'or not enabled. ',
-          '`service_unavailable` (with `retry_after`, seconds): the chain provider cannot serve now (no ' +
-            'channel for the network, refusal, timeout); ',
-          'after no answer (timeout, 5xx, or an answer that issues no address) it is not stored against the ' +
-            'key: retry after `retry_after` seconds with the same key (the same key always yields the same ' +
-            'address); ' +
-            ("after a refusal (no channel, refused) it is the key's result, as every 4xx: retry after " +
-              '`retry_after` seconds with a new key. The message says which.'),
-        ].join(''),
-        tags,
-        body: Type.Object({
-          asset: Type.String({ minLength: 1, maxLength: 16 }),
-          network: Type.String({ minLength: 1, maxLength: 32 }),
-        }),
-        response: { 201: DepositAddress },
-      },
-    },
+      operationId: 'createMerchantDepositAddress',
+      summary: 'Get a new deposit address from the chain provider',
+      description: [
+        'Issues an address for the asset and network. `asset_not_allowed`: the asset or network is unknown ' +
+          'or not enabled. ',
+        '`service_unavailable` (with `retry_after`, seconds): the chain provider cannot serve now (no ' +
+          'channel for the network, refusal, timeout); ',
+        'after no answer (timeout, 5xx, or an answer that issues no address) it is not stored against the ' +
+          'key: retry after `retry_after` seconds with the same key (the same key always yields the same ' +
+          'address); ' +
+          ("after a refusal (no channel, refused) it is the key's result, as every 4xx: retry after " +
+            '`retry_after` seconds with a new key. The message says which.'),
+      ].join(''),
+      tags,
+      body: Type.Object({
+        asset: Type.String({ minLength: 1, maxLength: 16 }),
+        network: Type.String({ minLength: 1, maxLength: 32 }),
+      }),
+      response: { 201: DepositAddress },
+    }),
     async ({ principal: { merchantId, environment }, idempotency, body, write }) => {
       const issued = await requestAddress(ctx, merchantId, environment, idempotency, body);
       return write((trx) => storeAddress(trx, merchantId, environment, issued));

@@ -4,6 +4,7 @@ import {
   idParams,
   memberListsOwn,
   memberSeesOwnOnly,
+  memberWrite,
   readList,
   readOne,
   statusPageQuery,
@@ -152,42 +153,40 @@ export const qrpayRoutes = publicRoutes((route, ctx) => {
 
   route.post(
     '/v1/qrpay/payments',
-    {
-      access: { scope: 'qrpay:write', principal: 'member', idempotency: 'required' },
+    memberWrite({
+      scope: 'qrpay:write',
       errors: qrpayErrors.pay,
-      schema: {
-        operationId: 'createQrPayment',
-        summary: "Pay a QR code from the member's balance",
-        description: [
-          'Freezes the amount (available → frozen) and creates the order (`processing`), then asks the ' +
-            'payment network. ',
-          'The answer: `completed` (the debit leaves the platform), `failed` (refused: the freeze is ' +
-            'released in full) or `processing` (confirmation follows: webhook `qrpay.order.completed` / ' +
-            '`.failed`). ',
-          '504 `upstream_timeout` / 502 `upstream_error`: the outcome is unknown, the funds stay frozen and ' +
-            'the order is reconciled with the network; ',
-          'retry with the same key to resume the same order (never a second debit). While a request with the ' +
-            'key runs, another one with it gets 409 `idempotency_in_progress`; afterwards, the replay. ',
-          '`amount` is required when the QR has none and must equal it when it has one. No fee is charged.',
-        ].join(''),
-        tags,
-        body: Type.Object({
-          qr_code: QrCode,
-          amount: Type.Optional(
-            Type.String({ minLength: 1, maxLength: 80, description: "Decimal string at the asset's scale" }),
-          ),
-          asset: Type.String({
-            minLength: 1,
-            maxLength: 16,
-            description: 'The funding asset: the QR currency (e.g. SGD for PayNow)',
-          }),
-          note: Type.Optional(
-            Type.String({ maxLength: noteLengthMax * 4, description: `At most ${noteLengthMax} characters` }),
-          ),
+      operationId: 'createQrPayment',
+      summary: "Pay a QR code from the member's balance",
+      description: [
+        'Freezes the amount (available → frozen) and creates the order (`processing`), then asks the ' +
+          'payment network. ',
+        'The answer: `completed` (the debit leaves the platform), `failed` (refused: the freeze is ' +
+          'released in full) or `processing` (confirmation follows: webhook `qrpay.order.completed` / ' +
+          '`.failed`). ',
+        '504 `upstream_timeout` / 502 `upstream_error`: the outcome is unknown, the funds stay frozen and ' +
+          'the order is reconciled with the network; ',
+        'retry with the same key to resume the same order (never a second debit). While a request with the ' +
+          'key runs, another one with it gets 409 `idempotency_in_progress`; afterwards, the replay. ',
+        '`amount` is required when the QR has none and must equal it when it has one. No fee is charged.',
+      ].join(''),
+      tags,
+      body: Type.Object({
+        qr_code: QrCode,
+        amount: Type.Optional(
+          Type.String({ minLength: 1, maxLength: 80, description: "Decimal string at the asset's scale" }),
+        ),
+        asset: Type.String({
+          minLength: 1,
+          maxLength: 16,
+          description: 'The funding asset: the QR currency (e.g. SGD for PayNow)',
         }),
-        response: { 201: QrPayment },
-      },
-    },
+        note: Type.Optional(
+          Type.String({ maxLength: noteLengthMax * 4, description: `At most ${noteLengthMax} characters` }),
+        ),
+      }),
+      response: { 201: QrPayment },
+    }),
     {
       // The order commits in a batch under a claim on the key; the provider is called after the
       // commit, and the answer goes through the response schema and replaces the claim.

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/routes/route.js';
-import { readList } from '../../platform/routes/route-kinds.js';
+import { merchantWrite, readList } from '../../platform/routes/route-kinds.js';
 import { ApiError } from '../../platform/errors.js';
 import { PageQuery } from '../../platform/routes/pagination.js';
 import {
@@ -44,21 +44,19 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
 
   route.post(
     '/v1/webhooks/endpoints',
-    {
-      access: { scope: 'webhooks:write', idempotency: 'required' },
+    merchantWrite({
+      scope: 'webhooks:write',
       errors: webhookErrors.createEndpoint,
-      schema: {
-        operationId: 'createWebhookEndpoint',
-        summary: 'Create a webhook endpoint',
-        description:
-          `Subscribes a URL to event types. The \`secret\` is shown only in this response. At ` +
-          `most ${endpointsPerMerchantMax} endpoints per environment. A URL that fails the address check ` +
-          `answers \`invalid_fields\` with \`fields: [{key: "url", reason}]\`.`,
-        tags,
-        body: Type.Object({ url: Url, event_types: EventTypes }),
-        response: { 201: CreatedEndpoint },
-      },
-    },
+      operationId: 'createWebhookEndpoint',
+      summary: 'Create a webhook endpoint',
+      description:
+        `Subscribes a URL to event types. The \`secret\` is shown only in this response. At ` +
+        `most ${endpointsPerMerchantMax} endpoints per environment. A URL that fails the address check ` +
+        `answers \`invalid_fields\` with \`fields: [{key: "url", reason}]\`.`,
+      tags,
+      body: Type.Object({ url: Url, event_types: EventTypes }),
+      response: { 201: CreatedEndpoint },
+    }),
     async ({ principal, body, write }) => {
       await checkEndpointUrl(config, principal.environment, body.url);
       return write(async (trx) => createEndpoint(trx, principal, body, await ctx.clock.now(trx, principal)));
@@ -83,31 +81,30 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
 
   route.patch(
     '/v1/webhooks/endpoints/:id',
-    {
-      access: { scope: 'webhooks:write', idempotency: 'optional' },
+    merchantWrite({
+      scope: 'webhooks:write',
+      idempotency: 'optional',
       errors: webhookErrors.updateEndpoint,
-      schema: {
-        operationId: 'updateWebhookEndpoint',
-        summary: 'Update a webhook endpoint',
-        description:
-          '`{status: "enabled"}` re-enables a disabled endpoint (its failure streak restarts; requeue its ' +
-          'dead deliveries separately); `{status: "disabled"}` pauses it. `event_types` and `url` replace ' +
-          'the current values (the URL is checked again); a record already planned for a type the new ' +
-          '`event_types` leave out goes `dead` at its next attempt, unsent (redeliver and requeue leave it ' +
-          'until the type is added back).',
-        tags,
-        params: IdParams('whe'),
-        body: Type.Object(
-          {
-            status: Type.Optional(Type.Union([Type.Literal('enabled'), Type.Literal('disabled')])),
-            event_types: Type.Optional(EventTypes),
-            url: Type.Optional(Url),
-          },
-          { minProperties: 1 },
-        ),
-        response: { 200: Endpoint },
-      },
-    },
+      operationId: 'updateWebhookEndpoint',
+      summary: 'Update a webhook endpoint',
+      description:
+        '`{status: "enabled"}` re-enables a disabled endpoint (its failure streak restarts; requeue its ' +
+        'dead deliveries separately); `{status: "disabled"}` pauses it. `event_types` and `url` replace ' +
+        'the current values (the URL is checked again); a record already planned for a type the new ' +
+        '`event_types` leave out goes `dead` at its next attempt, unsent (redeliver and requeue leave it ' +
+        'until the type is added back).',
+      tags,
+      params: IdParams('whe'),
+      body: Type.Object(
+        {
+          status: Type.Optional(Type.Union([Type.Literal('enabled'), Type.Literal('disabled')])),
+          event_types: Type.Optional(EventTypes),
+          url: Type.Optional(Url),
+        },
+        { minProperties: 1 },
+      ),
+      response: { 200: Endpoint },
+    }),
     async ({ principal, params, body, write }) => {
       // `minProperties` counts keys the schema does not name (validation keeps them): a body of only
       // such keys (a misspelt `Status`) changed nothing and answered 200. It is refused as {} is.
@@ -121,47 +118,44 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
 
   route.delete(
     '/v1/webhooks/endpoints/:id',
-    {
-      access: { scope: 'webhooks:write' },
+    merchantWrite({
+      scope: 'webhooks:write',
+      idempotency: 'none',
       errors: webhookErrors.deleteEndpoint,
-      schema: {
-        operationId: 'deleteWebhookEndpoint',
-        summary: 'Delete a webhook endpoint',
-        description:
-          'Removes the endpoint and its secret; deliveries still planned for it end `dead`. Naturally ' +
-          'idempotent: a repeat answers the same.',
-        tags,
-        params: IdParams('whe'),
-        response: { 200: DeletedEndpoint },
-      },
-    },
+      operationId: 'deleteWebhookEndpoint',
+      summary: 'Delete a webhook endpoint',
+      description:
+        'Removes the endpoint and its secret; deliveries still planned for it end `dead`. Naturally ' +
+        'idempotent: a repeat answers the same.',
+      tags,
+      params: IdParams('whe'),
+      response: { 200: DeletedEndpoint },
+    }),
     async ({ principal, params, write }) =>
       write(async (trx) => deleteEndpoint(trx, principal, params.id, await ctx.clock.now(trx, principal))),
   );
 
   route.post(
     '/v1/webhooks/endpoints/:id/roll-secret',
-    {
-      access: { scope: 'webhooks:write', idempotency: 'required' },
+    merchantWrite({
+      scope: 'webhooks:write',
       errors: webhookErrors.rollSecret,
-      schema: {
-        operationId: 'rollWebhookEndpointSecret',
-        summary: 'Roll the signing secret of a webhook endpoint',
-        description:
-          `A new secret, shown only here. The previous one keeps signing beside it for \`overlap_seconds\` ` +
-          `(default ${overlapSecondsDefault}, at most ${overlapSecondsMax}; 0 drops it now): each request then ` +
-          `carries both signatures, space separated, in \`webhook-signature\`.`,
-        tags,
-        params: IdParams('whe'),
-        // Optional: no body at all means the defaults (route.ts reads it as `{}`; the document marks it not required).
-        body: Type.Optional(
-          Type.Object({
-            overlap_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: overlapSecondsMax })),
-          }),
-        ),
-        response: { 200: RolledEndpoint },
-      },
-    },
+      operationId: 'rollWebhookEndpointSecret',
+      summary: 'Roll the signing secret of a webhook endpoint',
+      description:
+        `A new secret, shown only here. The previous one keeps signing beside it for \`overlap_seconds\` ` +
+        `(default ${overlapSecondsDefault}, at most ${overlapSecondsMax}; 0 drops it now): each request then ` +
+        `carries both signatures, space separated, in \`webhook-signature\`.`,
+      tags,
+      params: IdParams('whe'),
+      // Optional: no body at all means the defaults (route.ts reads it as `{}`; the document marks it not required).
+      body: Type.Optional(
+        Type.Object({
+          overlap_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: overlapSecondsMax })),
+        }),
+      ),
+      response: { 200: RolledEndpoint },
+    }),
     async ({ principal, params, body, write }) => {
       const overlap = body.overlap_seconds ?? overlapSecondsDefault;
       return write(async (trx) => rollSecret(trx, principal, params.id, overlap, await ctx.clock.now(trx, principal)));
@@ -170,38 +164,36 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
 
   route.post(
     '/v1/webhooks/endpoints/:id/replay',
-    {
-      access: { scope: 'webhooks:write', idempotency: 'required' },
+    merchantWrite({
+      scope: 'webhooks:write',
       errors: webhookErrors.replay,
-      schema: {
-        operationId: 'replayWebhookEndpoint',
-        summary: 'Replay events to a webhook endpoint',
-        description:
-          `Queues a new delivery to this endpoint of every kept event created from \`since\` (inclusive) to ` +
-          `\`until\` (exclusive; default now) that the endpoint subscribes to; with \`only_failed\` (default ` +
-          `true), only those whose delivery record for this endpoint is not \`sent\` (an event that had no ` +
-          `subscriber counts as not sent). Records already \`pending\` are left (queued already) and not ` +
-          `counted. At most ${replayEventsMax} events per call, oldest first: with \`only_failed\`, the same ` +
-          `call again continues. A range longer than the retention (EVENT_RETENTION_DAYS), or an endpoint that ` +
-          `is not \`enabled\`: \`state_invalid\`. Queued, not delivered.`,
-        tags,
-        params: IdParams('whe'),
-        body: Type.Object({
-          since: Type.String({ format: 'date-time' }),
-          until: Type.Optional(Type.String({ format: 'date-time' })),
-          only_failed: Type.Optional(Type.Boolean({ description: 'default true' })),
-        }),
-        response: {
-          200: Type.Object(
-            {
-              id: Type.String({ description: 'the endpoint (whe_...)' }),
-              queued: Type.Integer({ description: 'deliveries queued by this call' }),
-            },
-            { title: 'WebhookReplayResult' },
-          ),
-        },
+      operationId: 'replayWebhookEndpoint',
+      summary: 'Replay events to a webhook endpoint',
+      description:
+        `Queues a new delivery to this endpoint of every kept event created from \`since\` (inclusive) to ` +
+        `\`until\` (exclusive; default now) that the endpoint subscribes to; with \`only_failed\` (default ` +
+        `true), only those whose delivery record for this endpoint is not \`sent\` (an event that had no ` +
+        `subscriber counts as not sent). Records already \`pending\` are left (queued already) and not ` +
+        `counted. At most ${replayEventsMax} events per call, oldest first: with \`only_failed\`, the same ` +
+        `call again continues. A range longer than the retention (EVENT_RETENTION_DAYS), or an endpoint that ` +
+        `is not \`enabled\`: \`state_invalid\`. Queued, not delivered.`,
+      tags,
+      params: IdParams('whe'),
+      body: Type.Object({
+        since: Type.String({ format: 'date-time' }),
+        until: Type.Optional(Type.String({ format: 'date-time' })),
+        only_failed: Type.Optional(Type.Boolean({ description: 'default true' })),
+      }),
+      response: {
+        200: Type.Object(
+          {
+            id: Type.String({ description: 'the endpoint (whe_...)' }),
+            queued: Type.Integer({ description: 'deliveries queued by this call' }),
+          },
+          { title: 'WebhookReplayResult' },
+        ),
       },
-    },
+    }),
     async ({ principal, params, body, write }) =>
       write(async (trx) =>
         replayEndpoint(trx, principal, params.id, body, await ctx.clock.now(trx, principal), config.eventRetentionDays),

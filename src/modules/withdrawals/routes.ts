@@ -4,6 +4,8 @@ import {
   idParams,
   memberListsOwn,
   memberSeesOwnOnly,
+  memberWrite,
+  merchantWrite,
   readList,
   readOne,
   statusPageQuery,
@@ -42,29 +44,27 @@ export const withdrawalRoutes = publicRoutes((route, ctx) => {
 
   route.post(
     '/v1/withdrawals',
-    {
-      access: { scope: 'withdrawals:write', principal: 'member', idempotency: 'required' },
+    memberWrite({
+      scope: 'withdrawals:write',
       errors: withdrawalErrors.create,
-      schema: {
-        operationId: 'createWithdrawal',
-        summary: 'Create an on-chain withdrawal',
-        description:
-          'Moves amount plus the network fee from available to withdrawing. The merchant pays out on chain, ' +
-          'then confirms (or fails) it. ' +
-          ('At or above the step-up threshold the operator set for the asset (none by default), the first ' +
-            'call answers `step_up_required` with a challenge bound to the member and to this asset, network, ' +
-            'address and amount; ') +
-          'repeat the same request with the same idempotency key and `x-step-up` once the member completed it.',
-        tags,
-        body: Type.Object({
-          asset: Type.String({ minLength: 1, maxLength: 16 }),
-          network: Type.String({ minLength: 1, maxLength: 32 }),
-          address: Type.String({ minLength: 1, maxLength: 200 }),
-          amount: Type.String({ minLength: 1, maxLength: 80 }),
-        }),
-        response: { 201: Withdrawal },
-      },
-    },
+      operationId: 'createWithdrawal',
+      summary: 'Create an on-chain withdrawal',
+      description:
+        'Moves amount plus the network fee from available to withdrawing. The merchant pays out on chain, ' +
+        'then confirms (or fails) it. ' +
+        ('At or above the step-up threshold the operator set for the asset (none by default), the first ' +
+          'call answers `step_up_required` with a challenge bound to the member and to this asset, network, ' +
+          'address and amount; ') +
+        'repeat the same request with the same idempotency key and `x-step-up` once the member completed it.',
+      tags,
+      body: Type.Object({
+        asset: Type.String({ minLength: 1, maxLength: 16 }),
+        network: Type.String({ minLength: 1, maxLength: 32 }),
+        address: Type.String({ minLength: 1, maxLength: 200 }),
+        amount: Type.String({ minLength: 1, maxLength: 80 }),
+      }),
+      response: { 201: Withdrawal },
+    }),
     {
       plan: ({ principal, body, req }) => ({
         caller: { ...principal, externalMemberId: principal.member.externalMemberId },
@@ -77,27 +77,25 @@ export const withdrawalRoutes = publicRoutes((route, ctx) => {
 
   route.post(
     '/v1/withdrawals/:id/confirm',
-    {
-      access: { scope: 'withdrawals:write', idempotency: 'required' },
+    merchantWrite({
+      scope: 'withdrawals:write',
       errors: withdrawalErrors.confirm,
-      schema: {
-        operationId: 'confirmWithdrawal',
-        summary: 'Confirm that the merchant completed the on-chain payout',
-        description:
-          "Clears withdrawing and reduces custody by the amount plus the fee (the fee becomes the merchant's " +
-          'fee income); final. ' +
-          ('Custody must cover amount plus fee (`merchant_custody_shortfall`). Concurrent calls post once; ' +
-            'the others receive `replayed: true`.'),
-        tags,
-        params: IdParams,
-        response: {
-          200: Type.Object(
-            { id: Type.String(), status: Type.Literal('settled'), replayed: Type.Boolean() },
-            { title: 'WithdrawalConfirmation' },
-          ),
-        },
+      operationId: 'confirmWithdrawal',
+      summary: 'Confirm that the merchant completed the on-chain payout',
+      description:
+        "Clears withdrawing and reduces custody by the amount plus the fee (the fee becomes the merchant's " +
+        'fee income); final. ' +
+        ('Custody must cover amount plus fee (`merchant_custody_shortfall`). Concurrent calls post once; ' +
+          'the others receive `replayed: true`.'),
+      tags,
+      params: IdParams,
+      response: {
+        200: Type.Object(
+          { id: Type.String(), status: Type.Literal('settled'), replayed: Type.Boolean() },
+          { title: 'WithdrawalConfirmation' },
+        ),
       },
-    },
+    }),
     {
       plan: ({ principal, params }) => ({ principal, id: params.id }),
       commit: (trx, { principal, id }) => confirmWithdrawal(trx, principal, id),
@@ -106,20 +104,18 @@ export const withdrawalRoutes = publicRoutes((route, ctx) => {
 
   route.post(
     '/v1/withdrawals/:id/fail',
-    {
-      access: { scope: 'withdrawals:write', idempotency: 'required' },
+    merchantWrite({
+      scope: 'withdrawals:write',
       errors: withdrawalErrors.fail,
-      schema: {
-        operationId: 'failWithdrawal',
-        summary: 'Fail a withdrawal the merchant could not pay out',
-        description:
-          'locked → failed; withdrawing returns to available. A settled withdrawal answers ' +
-          'order_not_cancellable; a repeat on failed answers 200.',
-        tags,
-        params: IdParams,
-        response: { 200: Withdrawal },
-      },
-    },
+      operationId: 'failWithdrawal',
+      summary: 'Fail a withdrawal the merchant could not pay out',
+      description:
+        'locked → failed; withdrawing returns to available. A settled withdrawal answers ' +
+        'order_not_cancellable; a repeat on failed answers 200.',
+      tags,
+      params: IdParams,
+      response: { 200: Withdrawal },
+    }),
     {
       plan: ({ principal, params }) => ({ principal, id: params.id }),
       commit: (trx, { principal, id }) => failWithdrawal(trx, principal, id),

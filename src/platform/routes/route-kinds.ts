@@ -1,3 +1,4 @@
+// Over 300 lines: every kind of route, public and operator, in the one file a route's author is pointed to.
 import { Type, type TLiteral, type TSchema } from 'typebox';
 import { ApiError, type ErrorCode } from '../errors.js';
 import { OperatorEnvironment, OperatorIdParams, type OperatorRouteDefinition } from './operator-route.js';
@@ -146,6 +147,86 @@ type ListSchema<P, Q, I extends TSchema> = Operation & {
   querystring: Q;
   response: { 200: ReturnType<typeof listEnvelope<I>> };
 };
+
+/** What a write answers: its success status (201 for what it creates, 200 otherwise) and schema. */
+type Responses = { [status: number]: TSchema };
+
+/** Whether a write takes an idempotency key: `required` (the default of the write kinds), `optional` or `none`. */
+type Keyed = 'required' | 'optional' | 'none';
+
+/** A write's schema, its keys in the order the OpenAPI document has always had them. */
+type WriteSchema<P, Q, B, R extends Responses> = Operation & {
+  operationId: string;
+  params: P;
+  querystring: Q;
+  body: B;
+  response: R;
+};
+
+type WriteSpec<Sc, I, P, Q, B, R> = Operation & {
+  scope: Sc;
+  idempotency?: I;
+  errors?: readonly ErrorCode[];
+  params?: P;
+  query?: Q;
+  body?: B;
+  response: R;
+};
+
+function writeOf<
+  Pr extends 'member' | 'merchant',
+  Sc extends Scope,
+  I extends Keyed,
+  P extends TSchema | undefined,
+  Q extends TSchema | undefined,
+  B extends TSchema | undefined,
+  R extends Responses,
+>(
+  principal: Pr,
+  spec: WriteSpec<Sc, I, P, Q, B, R>,
+): RouteDefinition<{ scope: Sc; principal: Pr; idempotency: I }, WriteSchema<P, Q, B, R>> {
+  return {
+    access: { scope: spec.scope, principal, idempotency: spec.idempotency ?? ('required' as I) },
+    ...withErrors(spec.errors),
+    schema: {
+      ...operation(spec),
+      ...(spec.params ? { params: spec.params } : {}),
+      ...(spec.query ? { querystring: spec.query } : {}),
+      ...(spec.body ? { body: spec.body } : {}),
+      response: spec.response,
+    } as WriteSchema<P, Q, B, R>,
+  };
+}
+
+/**
+ * A member's write (POST, PATCH, DELETE on behalf of a member), with an idempotency key unless
+ * `idempotency` says `optional` or `none`: answers `response` (`{ 201: ... }` for what it creates).
+ */
+export function memberWrite<
+  const Sc extends Scope,
+  const R extends Responses,
+  P extends TSchema | undefined = undefined,
+  Q extends TSchema | undefined = undefined,
+  B extends TSchema | undefined = undefined,
+  const I extends Keyed = 'required',
+>(spec: WriteSpec<Sc, I, P, Q, B, R>) {
+  return writeOf('member', spec);
+}
+
+/**
+ * The merchant's own write (a member's objects among them, never on a member's behalf), with an
+ * idempotency key unless `idempotency` says `optional` or `none`: answers `response`.
+ */
+export function merchantWrite<
+  const Sc extends Scope,
+  const R extends Responses,
+  P extends TSchema | undefined = undefined,
+  Q extends TSchema | undefined = undefined,
+  B extends TSchema | undefined = undefined,
+  const I extends Keyed = 'required',
+>(spec: WriteSpec<Sc, I, P, Q, B, R>) {
+  return writeOf('merchant', spec);
+}
 
 /** The query of an operator's list of one environment's rows (a catalogue's). */
 export const EnvironmentQuery = Type.Object({ environment: OperatorEnvironment });

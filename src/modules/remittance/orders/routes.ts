@@ -1,5 +1,6 @@
 import {
   memberSeesOwnOnly,
+  memberWrite,
   readList,
   readOne,
   sandboxStep,
@@ -54,34 +55,32 @@ export const orderRoutes = publicRoutes((route, ctx) => {
 
   route.post(
     '/v1/remittances',
-    {
-      access: { scope: 'remittances:write', principal: 'member', idempotency: 'required' },
+    memberWrite({
+      scope: 'remittances:write',
       errors: orderErrors.create,
-      schema: {
-        operationId: 'createRemittance',
-        summary: 'Send money to a payee',
-        description: [
-          "Creates a remittance order to one of the member's payees and freezes `source_amount` + `fee` " +
-            '(available → frozen) in the same transaction; the answer is `pending`. ',
-          'The provider is called by a background dispatch (payee registration, then the payout); follow the ' +
-            'order by `remittance.order.*` webhooks (`pending`, `processing`, `completed`, `failed`, ' +
-            '`returned`, with `status_version`) or `GET /v1/remittances/{id}`. ',
-          "When `source_asset` differs from the payee's currency the amount is converted by the one rate " +
-            "service: the rate is mid less the corridor's spread, rounded down; the payout is rounded down and " +
-            'the fee up. ',
-          "Refusals: `resource_not_found` (not the member's payee), `kyc_required` (below the corridor's KYC " +
-            'level), `corridor_not_supported` (the corridor was disabled or restricted since), ' +
-            '`asset_not_allowed` (no such asset, disabled, or no rate to the payout currency), ',
-          '`amount_out_of_range` (payout below the corridor minimum), `limit_exceeded` with `limit_type` ' +
-            '(`single`, `daily`) and `limit_scope` (`member`, `merchant`), `insufficient_balance` (amount plus ' +
-            'fee). ',
-          'A provider timeout is never refunded: the order stays `processing` until reconciliation learns the outcome.',
-        ].join(''),
-        tags,
-        body: RemittanceBody,
-        response: { 201: Remittance },
-      },
-    },
+      operationId: 'createRemittance',
+      summary: 'Send money to a payee',
+      description: [
+        "Creates a remittance order to one of the member's payees and freezes `source_amount` + `fee` " +
+          '(available → frozen) in the same transaction; the answer is `pending`. ',
+        'The provider is called by a background dispatch (payee registration, then the payout); follow the ' +
+          'order by `remittance.order.*` webhooks (`pending`, `processing`, `completed`, `failed`, ' +
+          '`returned`, with `status_version`) or `GET /v1/remittances/{id}`. ',
+        "When `source_asset` differs from the payee's currency the amount is converted by the one rate " +
+          "service: the rate is mid less the corridor's spread, rounded down; the payout is rounded down and " +
+          'the fee up. ',
+        "Refusals: `resource_not_found` (not the member's payee), `kyc_required` (below the corridor's KYC " +
+          'level), `corridor_not_supported` (the corridor was disabled or restricted since), ' +
+          '`asset_not_allowed` (no such asset, disabled, or no rate to the payout currency), ',
+        '`amount_out_of_range` (payout below the corridor minimum), `limit_exceeded` with `limit_type` ' +
+          '(`single`, `daily`) and `limit_scope` (`member`, `merchant`), `insufficient_balance` (amount plus ' +
+          'fee). ',
+        'A provider timeout is never refunded: the order stays `processing` until reconciliation learns the outcome.',
+      ].join(''),
+      tags,
+      body: RemittanceBody,
+      response: { 201: Remittance },
+    }),
     {
       // Read-only provider calls before the transaction: the rate and the provider's payout date.
       prepare: async ({ principal, body }) => ({ principal, body, market: await marketFor(ctx, principal, body) }),
