@@ -4,17 +4,15 @@
  * use (the merchant console's card pages). Another area imports this file and nothing else of
  * `cards/` (`npm run lint:deps`).
  */
-import type { AppInstance } from '../../platform/http/http-app.js';
-import { router } from '../../platform/routes/route.js';
-import type { ServiceContext } from '../../service-context.js';
-import { topUpRoutes } from './topups/routes.js';
-import { transactionRoutes } from './transactions/routes.js';
-import { productRoutes } from './products/routes.js';
-import { applicationRoutes } from './applications/routes.js';
-import { cardRecordRoutes } from './cards/routes.js';
-import { controlRoutes } from './controls/routes.js';
-import { replacementRoutes } from './replacements/routes.js';
-import { closingRoutes } from './closing/routes.js';
+import { topUpRoutes as topUps } from './topups/routes.js';
+import { transactionRoutes as transactions } from './transactions/routes.js';
+import { productRoutes as products } from './products/routes.js';
+import { applicationRoutes as applications } from './applications/routes.js';
+import { cardRecordRoutes as cards } from './cards/routes.js';
+import { controlRoutes as controls } from './controls/routes.js';
+import { replacementRoutes as replacements } from './replacements/routes.js';
+import { closingRoutes as closing } from './closing/routes.js';
+import { cardRouteModule } from './shared/routes.js';
 import type { HostedScreen } from '../hosted-screens/index.js';
 import { cardSupplementScreen } from './applications/screens.js';
 import { cardRevealScreen } from './cards/reveal.js';
@@ -25,43 +23,35 @@ export type { CardTables, CardLifecycleTables } from './tables.js';
  * Card issuing I (docs/cards.md): products, applications and their supplement, the card record,
  * activation, controls. Registered in this order, the order of their paths in the OpenAPI document.
  */
-export async function cardRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  const route = router(app, ctx);
-  const products = productRoutes(route, ctx);
-  const applications = applicationRoutes(route, ctx);
-  const cards = cardRecordRoutes(route, ctx);
-  const controls = controlRoutes(route, ctx);
-  products.list();
-  applications.create();
-  applications.getById();
-  applications.supplementSession();
-  cards.list();
-  cards.getById();
-  cards.activate();
-  controls.setLimits();
-  controls.getMerchantRules();
-  controls.setMerchantRules();
-  controls.deleteMerchantRules();
-  controls.setBillingAddress();
-  controls.unblockCvv();
-  cards.secureSession();
-  applications.sandboxAdvance();
-  cards.sandboxShip();
-}
+export const cardRoutes = cardRouteModule([
+  products.list,
+  applications.create,
+  applications.getById,
+  applications.supplementSession,
+  cards.list,
+  cards.getById,
+  cards.activate,
+  controls.setLimits,
+  controls.getMerchantRules,
+  controls.setMerchantRules,
+  controls.deleteMerchantRules,
+  controls.setBillingAddress,
+  controls.unblockCvv,
+  cards.secureSession,
+  applications.sandboxAdvance,
+  cards.sandboxShip,
+]);
 
 /**
  * Card issuing II, the lifecycle (docs/cards.md, "Replacement, closing and expiry"): replacements
  * and closing, registered in the order of the OpenAPI document.
  */
-export async function cardLifecycleRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  const route = router(app, ctx);
-  const replacements = replacementRoutes(route, ctx);
-  const closing = closingRoutes(route, ctx);
-  replacements.create();
-  replacements.list();
-  replacements.getById();
-  closing.close();
-}
+export const cardLifecycleRoutes = cardRouteModule([
+  replacements.create,
+  replacements.list,
+  replacements.getById,
+  closing.close,
+]);
 
 /** The card area's hosted screens, listed in src/routes.ts. */
 export const cardScreens: readonly HostedScreen[] = [cardSupplementScreen, cardRevealScreen];
@@ -93,19 +83,16 @@ export { AuthorizationBody as AuthorizationBodySchema } from './transactions/sch
  * transactions and their sandbox helpers. Registered in this order, the order of their paths in
  * the OpenAPI document.
  */
-export async function cardMoneyRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
-  const route = router(app, ctx);
-  const topUps = topUpRoutes(route, ctx);
-  const transactions = transactionRoutes(route, ctx);
-  topUps.quote();
-  topUps.create();
-  topUps.list();
-  topUps.getById();
-  transactions.getById();
-  topUps.getOfCard();
-  transactions.list();
-  transactions.sandboxAuthorization();
-  transactions.sandboxClearing();
-  transactions.sandboxReversal();
-  transactions.sandboxRefund();
-}
+export const cardMoneyRoutes = cardRouteModule([
+  topUps.quote,
+  topUps.create,
+  topUps.list,
+  topUps.getById,
+  transactions.getById,
+  topUps.getOfCard,
+  transactions.list,
+  transactions.sandboxAuthorization,
+  transactions.sandboxClearing,
+  transactions.sandboxReversal,
+  transactions.sandboxRefund,
+]);

@@ -37,7 +37,7 @@ async function lockedAuthorization(trx: Transaction<Database>, card: CardRow, id
   return auth;
 }
 
-type FollowKind = 'clearing' | 'reversal' | 'refund';
+export type FollowKind = 'clearing' | 'reversal' | 'refund';
 
 /** What an expired authorisation still held when its hold expired (its `expired` reversal), the authorised amount if
  * none is recorded. */

@@ -1,0 +1,138 @@
+import type { TSchema } from 'typebox';
+import type { ServiceContext } from '../../../service-context.js';
+import type { ErrorCode } from '../../../platform/errors.js';
+import type { RouteModule } from '../../../platform/http/http-app.js';
+import type { StoredResult } from '../../../platform/queries/idempotency.js';
+import type { Router } from '../../../platform/routes/route.js';
+import { readList, readOne, sandboxStep } from '../../../platform/routes/route-kinds.js';
+import { publicRoutes } from '../../../platform/routes/route-module.js';
+import type { ClaimOutcome, Effect, RouteDefinition, Sent } from '../../../platform/routes/route-types.js';
+import { IdParams } from './schemas.js';
+
+/**
+ * The kinds of card route, declared once for the area (after platform/routes/route-kinds.ts): every
+ * sub-area's routes.ts names its routes (`CardRoute`), and index.ts lists them in the order of the
+ * OpenAPI document (`cardRouteModule`). A card read is `cards:read` and a member's write
+ * `cards:write` with a key, both tagged `Cards`, on the object the path's `id` names (`IdParams`)
+ * unless the route gives its own `params`; a sandbox step is tagged `Sandbox`.
+ */
+
+/** The tag of every card route but the sandbox steps. */
+export const tags = ['Cards'];
+
+/** One card route: declared on the public router, with the service context. */
+export type CardRoute = (route: Router, ctx: ServiceContext) => void;
+
+/** A route module of card routes (of several sub-areas), registered in the order given. */
+export const cardRouteModule = (routes: readonly CardRoute[]): RouteModule =>
+  publicRoutes((route, ctx) => {
+    for (const declare of routes) declare(route, ctx);
+  });
+
+/** The documentation of a card operation. */
+export interface Operation {
+  operationId: string;
+  summary: string;
+  description?: string;
+}
+
+type Reader = 'member' | 'either' | 'merchant';
+
+/** GET one object (`readOne`) of scope `cards:read`, by the path's id unless `params` says otherwise. */
+export function cardRead<R extends TSchema, P extends TSchema = typeof IdParams, const Pr extends Reader = 'either'>(
+  spec: Operation & { principal?: Pr; errors?: readonly ErrorCode[]; params?: P; response: R },
+) {
+  return readOne({ scope: 'cards:read', ...spec, tags, params: (spec.params ?? IdParams) as P });
+}
+
+/** GET a page of objects (`readList`) of scope `cards:read`; without `query` a bounded constant list. */
+export function cardList<
+  I extends TSchema,
+  Q extends TSchema | undefined = undefined,
+  P extends TSchema | undefined = undefined,
+  const Pr extends Reader = 'either',
+>(spec: Operation & { principal?: Pr; errors?: readonly ErrorCode[]; params?: P; query?: Q; item: I }) {
+  return readList({ scope: 'cards:read', ...spec, tags });
+}
+
+type Responses = { [status: number]: TSchema };
+
+/** A write's schema, its keys in the order the OpenAPI document has always had them. */
+type WriteSchema<P, B, R extends Responses> = Operation & { tags: string[]; params: P; body: B; response: R };
+
+interface WriteSpec<B, R extends Responses> extends Operation {
+  errors: readonly ErrorCode[];
+  body?: B;
+  response: R;
+}
+
+function writeSchema<P, B, R extends Responses>(spec: WriteSpec<B, R>, params: P, schemaTags: string[]) {
+  const { operationId, summary, description, body, response } = spec;
+  return {
+    operationId,
+    summary,
+    ...(description !== undefined ? { description } : {}),
+    tags: schemaTags,
+    ...(params ? { params } : {}),
+    ...(body ? { body } : {}),
+    response,
+  } as WriteSchema<P, B, R>;
+}
+
+/**
+ * A member's write (`cards:write`, or `cards:secure` for the reveal screen) with a key, required
+ * unless `idempotency` says optional; on the object the path's id names unless `params` says otherwise
+ * (`null`: the path names none).
+ */
+export function memberWrite<
+  const R extends Responses,
+  P extends TSchema | null = typeof IdParams,
+  B extends TSchema | undefined = undefined,
+  const Sc extends 'cards:write' | 'cards:secure' = 'cards:write',
+  const I extends 'required' | 'optional' = 'required',
+>(
+  spec: WriteSpec<B, R> & { params?: P; scope?: Sc; idempotency?: I; secretBodyFields?: readonly string[] },
+): RouteDefinition<
+  { scope: Sc; principal: 'member'; idempotency: I },
+  WriteSchema<P extends null ? undefined : P, B, R>
+> {
+  const { scope = 'cards:write', idempotency = 'required', secretBodyFields } = spec;
+  const params = (spec.params === undefined ? IdParams : (spec.params ?? undefined)) as P | undefined;
+  return {
+    access: {
+      scope: scope as Sc,
+      principal: 'member',
+      idempotency: idempotency as I,
+      ...(secretBodyFields ? { secretBodyFields } : {}),
+    },
+    errors: spec.errors,
+    schema: writeSchema(spec, params, tags) as WriteSchema<P extends null ? undefined : P, B, R>,
+  };
+}
+
+/** A sandbox step on the object the path's id names (`sandboxStep`), tagged `Sandbox`. */
+export function sandboxCardStep<const R extends Responses, B extends TSchema | undefined = undefined>(
+  spec: WriteSpec<B, R>,
+): RouteDefinition<typeof sandboxStep, WriteSchema<typeof IdParams, B, R>> {
+  return { access: sandboxStep, errors: spec.errors, schema: writeSchema(spec, IdParams, ['Sandbox']) };
+}
+
+/** What a handler's input gives a claimed write: `claim` and `replay`. */
+interface Claiming {
+  claim: <T>(leaseMs: number, effect: Effect<T>) => Promise<ClaimOutcome<T>>;
+  replay: (stored: StoredResult) => Sent;
+}
+
+/**
+ * A write whose effect commits under a claim on the key before the issuer is called: `finish`
+ * answers from what the effect committed; a key with a finished result replays it instead.
+ */
+export async function claimThen<T, R>(
+  { claim, replay }: Claiming,
+  leaseMs: number,
+  effect: Effect<T>,
+  finish: (committed: T) => R | Promise<R>,
+): Promise<R | Sent> {
+  const outcome = await claim(leaseMs, effect);
+  return 'replay' in outcome ? replay(outcome.replay) : finish(outcome.value);
+}
