@@ -18,26 +18,21 @@ import { listKeys } from './queries/area-reads.js';
 import { allowlistLines, can } from './rules.js';
 import { envPath, realTimeMark, sendPage, table, when } from './views.js';
 import { checkboxes, csrfInput } from './fields.js';
-import {
-  allowlistPreview,
-  keyStatus,
-  neverMatching,
-  scopeList,
-  secretsPanel,
-  unmatchedProblem,
-  type KeyRow,
-} from './key-views.js';
+import { keyStatus, scopeList, secretsPanel, type KeyRow } from './key-views.js';
+import { allowlistPreview, allowlistSent, saveAnywayButton, unmatchedRefusal } from './allowlist-form.js';
 import { getPage, postChange } from './guards.js';
 
 function createForm(
   page: PageRequest,
   values: { scopes: readonly string[]; allowlist: string; expires: string },
-  preview?: { clientIp: string; unmatched: boolean },
+  /** The browser's address, when the allow-list is previewed. */
+  previewFor?: string,
 ): HtmlPart {
   const options = scopeCatalogue.map((s) => ({
     value: s,
     label: restrictedScopes.has(s) && page.environment === 'production' ? `${s} (needs approval)` : s,
   }));
+  const saveAnyway = saveAnywayButton(values.allowlist, previewFor !== undefined);
   return html`<form method="post" action="${envPath(page.environment, '/keys')}" class="card" novalidate>
     <h2>Create a key</h2>${csrfInput(page)}${checkboxes(
       'scopes',
@@ -55,14 +50,12 @@ function createForm(
     page.environment === 'production' ? ' Required for a production key.' : ''
   }</p><textarea id="f-ip_allowlist" name="ip_allowlist" aria-describedby="f-ip_allowlist-hint"
     rows="4">${values.allowlist}</textarea></div>
-${preview ? allowlistPreview(values.allowlist, preview.clientIp) : ''}
+${previewFor === undefined ? '' : allowlistPreview(values.allowlist, previewFor)}
 <div class="field"><label for="f-expires">Expires (optional, UTC, real time: a key expires on the real clock, not the
    sandbox clock)</label><input id="f-expires" name="expires" type="datetime-local" value="${values.expires}"></div>
 <div class="actions"><button type="submit" name="intent" value="preview"
   class="secondary">Preview allow-list</button><button type="submit" name="intent" value="create">Create key</button>${
-    preview?.unmatched
-      ? html`<button type="submit" name="intent" value="save-anyway" class="secondary">Save anyway</button>`
-      : ''
+    saveAnyway
   }</div></form>`;
 }
 
@@ -126,25 +119,13 @@ export function registerKeyPages(app: AppInstance, ctx: ServiceContext): void {
     const form = formOf(req);
     const values = {
       scopes: all(form, 'scopes'),
-      allowlist: allowlistLines(one(form, 'ip_allowlist')).join('\n'),
+      allowlist: allowlistSent(form),
       expires: one(form, 'expires'),
     };
     const intent = one(form, 'intent');
-    const unmatched = neverMatching(values.allowlist);
-    if (intent === 'preview')
-      return listPage(ctx, reply, page, {
-        form: values,
-        preview: { clientIp: req.ip, unmatched: unmatched.length > 0 },
-      });
-    if (unmatched.length > 0 && intent !== 'save-anyway') {
-      return listPage(
-        ctx,
-        reply,
-        page,
-        { form: values, preview: { clientIp: req.ip, unmatched: true }, problem: unmatchedProblem(unmatched) },
-        400,
-      );
-    }
+    if (intent === 'preview') return listPage(ctx, reply, page, { form: values, preview: req.ip });
+    const unmatched = unmatchedRefusal(values.allowlist, intent);
+    if (unmatched) return listPage(ctx, reply, page, { form: values, preview: req.ip, problem: unmatched }, 400);
     const expiresAt = expiryFrom(values.expires);
     if (expiresAt === 'bad')
       return listPage(ctx, reply, page, { problem: 'The expiry is not a date and time.', form: values }, 400);

@@ -15,15 +15,8 @@ import { auditPage } from './audit.js';
 import { allowlistLines, can, refusalFor } from './rules.js';
 import { askFirst, envPath, realTimeMark, sendConfirmPage, sendPage, when } from './views.js';
 import { csrfInput, selectInput } from './fields.js';
-import {
-  allowlistPreview,
-  keyStatus,
-  neverMatching,
-  scopeList,
-  secretsPanel,
-  unmatchedProblem,
-  type KeyRow,
-} from './key-views.js';
+import { keyStatus, scopeList, secretsPanel, type KeyRow } from './key-views.js';
+import { allowlistPreview, allowlistSent, saveAnywayButton, unmatchedRefusal } from './allowlist-form.js';
 import { getPage, postChange } from './guards.js';
 
 const keyId = (req: FastifyRequest) => (req.params as { id: string }).id;
@@ -56,6 +49,7 @@ async function keyPage(
   const path = envPath(page.environment, `/keys/${k.id}`);
   const draft = extra.draft ?? k.ip_allowlist;
   const stopped = k.disabled || (k.expires_at !== null && new Date(k.expires_at) <= page.now);
+  const saveAnyway = saveAnywayButton(draft, Boolean(extra.preview));
   const editor = html`<form method="post" action="${path}/allowlist" class="card" novalidate>
     <h2>IP allow-list</h2>${csrfInput(page)}
 <div class="field"><label for="f-ip_allowlist">Entries, one per line</label><p class="hint"
@@ -71,9 +65,7 @@ ${
   canWrite
     ? html`<div class="actions"><button type="submit" name="intent" value="preview"
       class="secondary">Preview</button><button type="submit" name="intent" value="save">Save allow-list</button>${
-        extra.preview && neverMatching(draft).length > 0
-          ? html`<button type="submit" name="intent" value="save-anyway" class="secondary">Save anyway</button>`
-          : ''
+        saveAnyway
       }</div>`
     : ''
 }</form>
@@ -173,13 +165,11 @@ export function registerOneKeyPages(app: AppInstance, ctx: ServiceContext): void
 
   postChange(app, ctx, '/console/:env/keys/:id/allowlist', 'keys.write', async (req, reply, page) => {
     const form = formOf(req);
-    // A textarea sends CRLF line ends; the list is kept one trimmed entry per line.
-    const draft = allowlistLines(one(form, 'ip_allowlist')).join('\n');
+    const draft = allowlistSent(form);
     const intent = one(form, 'intent');
     if (intent !== 'save' && intent !== 'save-anyway') return keyPage(ctx, reply, req, page, { draft, preview: true });
-    const unmatched = neverMatching(draft);
-    if (unmatched.length > 0 && intent !== 'save-anyway')
-      return keyPage(ctx, reply, req, page, { draft, preview: true, problem: unmatchedProblem(unmatched) }, 400);
+    const unmatched = unmatchedRefusal(draft, intent);
+    if (unmatched) return keyPage(ctx, reply, req, page, { draft, preview: true, problem: unmatched }, 400);
     const r = await attempt(ctx, async (trx) => {
       const key = await ownedKey(trx, page, keyId(req));
       await updateKey(trx, key.id, { ip_allowlist: draft }, page.now);
