@@ -93,6 +93,11 @@ export type ChallengeRefusal =
   | 'void'
   | 'expired';
 
+/** A verdict on a challenge: it authorises the request, or why not. */
+type Verdict = { pass: true } | { pass: false; reason: ChallengeRefusal };
+
+const refuse = (reason: ChallengeRefusal): Verdict => ({ pass: false, reason });
+
 /** Why `ticket` is not a step-up challenge bound to `binding` (merchant, environment, member, action, object). */
 function bindingRefusal(
   ticket: Pick<Ticket, 'merchant_id' | 'environment' | 'member_id' | 'purpose' | 'action' | 'object_ref'>,
@@ -128,8 +133,7 @@ export function challengeVerdict(
     | undefined,
   binding: StepUpBinding,
   now: Date,
-): { pass: true } | { pass: false; reason: ChallengeRefusal } {
-  const refuse = (reason: ChallengeRefusal) => ({ pass: false as const, reason });
+): Verdict {
   if (!ticket) return refuse('unknown');
   const unbound = bindingRefusal(ticket, binding);
   if (unbound) return refuse(unbound);
@@ -156,8 +160,7 @@ export function resumeVerdict(
       >
     | undefined,
   binding: StepUpBinding,
-): { pass: true } | { pass: false; reason: ChallengeRefusal } {
-  const refuse = (reason: ChallengeRefusal) => ({ pass: false as const, reason });
+): Verdict {
   if (!ticket) return refuse('unknown');
   const unbound = bindingRefusal(ticket, binding);
   if (unbound) return refuse(unbound);
