@@ -1,8 +1,7 @@
 import { Type } from 'typebox';
-import { ApiError } from '../../platform/errors.js';
 import { OperatorEnvironment, Time, TimeOrNull } from '../../platform/routes/operator-route.js';
 import { operatorRoutes } from '../../platform/routes/route-module.js';
-import { operatorList } from '../../platform/routes/route-kinds.js';
+import { operatorList, operatorUpdate, orNotFound } from '../../platform/routes/route-kinds.js';
 import { PageQuery, mapPage } from '../../platform/routes/pagination.js';
 import { alertPage, resolveAlert } from './queries.js';
 
@@ -57,17 +56,13 @@ export const alertOperatorRoutes = operatorRoutes((route, ctx) => {
 
   route.post(
     '/admin/v1/alerts/:id/resolve',
-    {
-      errors: ['not_found'],
-      schema: {
-        operationId: 'resolveAlert',
-        params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
-        response: { 200: Type.Object({ id: Type.String(), resolved: Type.Boolean() }) },
-      },
-    },
+    operatorUpdate({
+      operationId: 'resolveAlert',
+      params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
+      response: Type.Object({ id: Type.String(), resolved: Type.Boolean() }),
+    }),
     async ({ params, write }) => {
-      const row = await write((trx) => resolveAlert(trx, params.id, ctx.clock.real()));
-      if (!row) throw new ApiError('not_found', 'No such alert.');
+      const row = orNotFound(await write((trx) => resolveAlert(trx, params.id, ctx.clock.real())), 'No such alert.');
       return { id: row.id, resolved: true };
     },
   );

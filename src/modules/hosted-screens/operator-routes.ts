@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { OperatorEnvironment, OperatorIdParams } from '../../platform/routes/operator-route.js';
 import { operatorRoutes } from '../../platform/routes/route-module.js';
-import { EnvironmentQuery } from '../../platform/routes/route-kinds.js';
+import { EnvironmentQuery, operatorUpdate } from '../../platform/routes/route-kinds.js';
 import { getMerchant } from '../merchants/index.js';
 import { frameAncestorsMax } from './security-headers.js';
 import { getFrameAncestors, hostedScreenErrors, setFrameAncestors } from './service.js';
@@ -40,18 +40,16 @@ export const hostedScreenOperatorRoutes = operatorRoutes((route, ctx) => {
 
   route.put(
     '/admin/v1/merchants/:id/hosted-screens',
-    {
+    operatorUpdate({
+      operationId: 'setMerchantHostedScreens',
       errors: hostedScreenErrors.operatorSettings,
-      schema: {
-        operationId: 'setMerchantHostedScreens',
-        params: OperatorIdParams,
-        body: Type.Object({
-          environment: OperatorEnvironment,
-          frame_ancestors: Type.Array(Type.String({ minLength: 1, maxLength: 300 }), { maxItems: frameAncestorsMax }),
-        }),
-        response: { 200: Settings },
-      },
-    },
+      params: OperatorIdParams,
+      body: Type.Object({
+        environment: OperatorEnvironment,
+        frame_ancestors: Type.Array(Type.String({ minLength: 1, maxLength: 300 }), { maxItems: frameAncestorsMax }),
+      }),
+      response: Settings,
+    }),
     ({ params, body, write }) =>
       write(async (trx) => {
         await getMerchant(trx, params.id);

@@ -21,7 +21,7 @@ import { formatAmount, parseAmount } from '../../money/index.js';
 import { businessPattern, orderRequirements } from './rules.js';
 import { kycErrors } from './service.js';
 import { reviewMember, reviewProfile } from './review.js';
-import { EnvironmentQuery } from '../../platform/routes/route-kinds.js';
+import { EnvironmentQuery, operatorReadOne, operatorUpdate, orNotFound } from '../../platform/routes/route-kinds.js';
 
 /**
  * Operator calls of the KYC area: the member review of extensions 2 (now through the profile's
@@ -91,15 +91,13 @@ const Requirement = Type.Object(
 export const kycOperatorRoutes = operatorRoutes((route, ctx) => {
   route.post(
     '/admin/v1/members/:id/kyc-review',
-    {
+    operatorUpdate({
+      operationId: 'reviewMemberKyc',
       errors: kycErrors.memberReview,
-      schema: {
-        operationId: 'reviewMemberKyc',
-        params: Type.Object({ id: Type.String({ pattern: '^mem_' }) }),
-        body: Review,
-        response: { 200: Type.Object({ id: Type.String(), kyc_level: Type.Integer() }) },
-      },
-    },
+      params: Type.Object({ id: Type.String({ pattern: '^mem_' }) }),
+      body: Review,
+      response: Type.Object({ id: Type.String(), kyc_level: Type.Integer() }),
+    }),
     ({ params, body, write }) => write((trx) => reviewMember(ctx, trx, params.id, body)),
   );
 
@@ -146,47 +144,43 @@ export const kycOperatorRoutes = operatorRoutes((route, ctx) => {
 
   route.get(
     '/admin/v1/kyc/profiles/:id',
-    {
+    operatorReadOne({
+      operationId: 'getKycProfile',
       errors: kycErrors.read,
-      schema: { operationId: 'getKycProfile', params: OperatorIdParams, response: { 200: Profile } },
-    },
-    async ({ params }) => {
-      const profile = await profileById(ctx.db, params.id);
-      if (!profile) throw new ApiError('not_found', 'No such KYC profile.');
-      return profileView(profile);
-    },
+      params: OperatorIdParams,
+      response: Profile,
+    }),
+    async ({ params }) => profileView(orNotFound(await profileById(ctx.db, params.id), 'No such KYC profile.')),
   );
 
   route.post(
     '/admin/v1/kyc/profiles/:id/review',
-    {
+    operatorUpdate({
+      operationId: 'reviewKycProfile',
       errors: kycErrors.profileReview,
-      schema: { operationId: 'reviewKycProfile', params: OperatorIdParams, body: Review, response: { 200: Profile } },
-    },
+      params: OperatorIdParams,
+      body: Review,
+      response: Profile,
+    }),
     async ({ params, body, write }) => profileView(await write((trx) => reviewProfile(ctx, trx, params.id, body))),
   );
 
   route.get(
     '/admin/v1/kyc/images/:id',
-    {
+    operatorReadOne({
+      operationId: 'getKycImage',
       errors: kycErrors.read,
-      schema: {
-        operationId: 'getKycImage',
-        params: OperatorIdParams,
-        response: {
-          200: Type.Object({
-            id: Type.String(),
-            kind: Type.String(),
-            content_type: Type.String(),
-            size_bytes: Type.Integer(),
-            data_base64: Type.String(),
-          }),
-        },
-      },
-    },
+      params: OperatorIdParams,
+      response: Type.Object({
+        id: Type.String(),
+        kind: Type.String(),
+        content_type: Type.String(),
+        size_bytes: Type.Integer(),
+        data_base64: Type.String(),
+      }),
+    }),
     async ({ params }) => {
-      const image = await imageById(ctx.db, params.id);
-      if (!image) throw new ApiError('not_found', 'No such image.');
+      const image = orNotFound(await imageById(ctx.db, params.id), 'No such image.');
       const plain = openImage(
         configuredKey(ctx.config, imageKeyLabel),
         { imageId: image.id, memberId: image.member_id, kind: image.kind },
@@ -268,24 +262,21 @@ export const kycOperatorRoutes = operatorRoutes((route, ctx) => {
 
   route.put(
     '/admin/v1/kyc/high-value-thresholds/:asset',
-    {
+    operatorUpdate({
+      operationId: 'setHighValueThreshold',
       errors: ['not_found', 'invalid_fields'],
-      schema: {
-        operationId: 'setHighValueThreshold',
-        params: Type.Object({ asset: Type.String({ minLength: 1, maxLength: 16 }) }),
-        body: Type.Object({
-          environment: OperatorEnvironment,
-          min_amount: Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
-            description: 'Greater than zero; null removes the threshold (no amount is high-value).',
-          }),
+      params: Type.Object({ asset: Type.String({ minLength: 1, maxLength: 16 }) }),
+      body: Type.Object({
+        environment: OperatorEnvironment,
+        min_amount: Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
+          description: 'Greater than zero; null removes the threshold (no amount is high-value).',
         }),
-        response: { 200: Type.Object({ asset: Type.String(), min_amount: Type.Union([Type.String(), Type.Null()]) }) },
-      },
-    },
+      }),
+      response: Type.Object({ asset: Type.String(), min_amount: Type.Union([Type.String(), Type.Null()]) }),
+    }),
     ({ params, body, write }) =>
       write(async (trx) => {
-        const asset = await getAsset(trx, params.asset.toUpperCase());
-        if (!asset) throw new ApiError('not_found', 'No such asset.');
+        const asset = orNotFound(await getAsset(trx, params.asset.toUpperCase()), 'No such asset.');
         const amount = body.min_amount === null ? null : parseAmount(body.min_amount, asset.scale, 'min_amount');
         if (amount !== null && amount <= 0n)
           throw new ApiError('invalid_fields', 'min_amount must be greater than zero.', {

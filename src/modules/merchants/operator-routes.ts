@@ -6,6 +6,7 @@ import {
   TimeOrNull,
 } from '../../platform/routes/operator-route.js';
 import { operatorRoutes } from '../../platform/routes/route-module.js';
+import { operatorCreate, operatorReadOne, operatorUpdate } from '../../platform/routes/route-kinds.js';
 import { approveScopes, createKey, rotateKey, updateKey } from './service.js';
 import { createMerchant, getMerchant, setMerchantStatus } from './queries.js';
 import { merchantStatuses, splitScopes } from './rules.js';
@@ -40,56 +41,46 @@ const ApiKeyWithSecrets = Type.Object(
 export const merchantOperatorRoutes = operatorRoutes((route, ctx) => {
   route.post(
     '/admin/v1/merchants',
-    {
-      schema: {
-        operationId: 'createMerchant',
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }),
-        response: { 201: Merchant },
-      },
-    },
+    operatorCreate({
+      operationId: 'createMerchant',
+      body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }),
+      response: Merchant,
+    }),
     ({ body, write }) => write((trx) => createMerchant(trx, body.name, ctx.clock.real())),
   );
 
   route.get(
     '/admin/v1/merchants/:id',
-    {
-      errors: ['not_found'],
-      schema: { operationId: 'getMerchant', params: IdParams, response: { 200: Merchant } },
-    },
+    operatorReadOne({ operationId: 'getMerchant', params: IdParams, response: Merchant }),
     ({ params }) => getMerchant(ctx.db, params.id),
   );
 
   route.patch(
     '/admin/v1/merchants/:id',
-    {
-      errors: ['not_found'],
-      schema: {
-        operationId: 'updateMerchant',
-        params: IdParams,
-        body: Type.Object({ status: Type.Union(merchantStatuses.map((s) => Type.Literal(s))) }),
-        response: { 200: Merchant },
-      },
-    },
+    operatorUpdate({
+      operationId: 'updateMerchant',
+      params: IdParams,
+      body: Type.Object({ status: Type.Union(merchantStatuses.map((s) => Type.Literal(s))) }),
+      response: Merchant,
+    }),
     ({ params, body, write }) => write((trx) => setMerchantStatus(trx, params.id, body.status, ctx.clock.real())),
   );
 
   route.post(
     '/admin/v1/merchants/:id/api-keys',
-    {
+    operatorCreate({
+      operationId: 'createApiKey',
       // invalid_fields: a production key without an IP allow-list (extensions 2), or a list too long.
       errors: ['not_found', 'invalid_fields'],
-      schema: {
-        operationId: 'createApiKey',
-        params: IdParams,
-        body: Type.Object({
-          environment: OperatorEnvironment,
-          scopes: Type.Array(Type.String(), { maxItems: 100 }),
-          ip_allowlist: Type.Optional(Type.String({ maxLength: 10_000 })),
-          expires_at: Type.Optional(Type.String({ format: 'date-time' })),
-        }),
-        response: { 201: ApiKeyWithSecrets },
-      },
-    },
+      params: IdParams,
+      body: Type.Object({
+        environment: OperatorEnvironment,
+        scopes: Type.Array(Type.String(), { maxItems: 100 }),
+        ip_allowlist: Type.Optional(Type.String({ maxLength: 10_000 })),
+        expires_at: Type.Optional(Type.String({ format: 'date-time' })),
+      }),
+      response: ApiKeyWithSecrets,
+    }),
     ({ params, body, write }) =>
       write(async (trx) => {
         await getMerchant(trx, params.id);
@@ -111,48 +102,41 @@ export const merchantOperatorRoutes = operatorRoutes((route, ctx) => {
 
   route.post(
     '/admin/v1/api-keys/:id/approve',
-    {
-      errors: ['not_found'],
-      schema: {
-        operationId: 'approveApiKey',
-        params: IdParams,
-        body: Type.Optional(Type.Object({ scopes: Type.Optional(Type.Array(Type.String(), { maxItems: 100 })) })),
-        response: { 200: ApiKey },
-      },
-    },
+    operatorUpdate({
+      operationId: 'approveApiKey',
+      params: IdParams,
+      body: Type.Optional(Type.Object({ scopes: Type.Optional(Type.Array(Type.String(), { maxItems: 100 })) })),
+      response: ApiKey,
+    }),
     ({ params, body, write }) => write((trx) => approveScopes(trx, params.id, body?.scopes, ctx.clock.real())),
   );
 
   route.patch(
     '/admin/v1/api-keys/:id',
-    {
+    operatorUpdate({
+      operationId: 'updateApiKey',
       errors: ['not_found', 'invalid_fields'],
-      schema: {
-        operationId: 'updateApiKey',
-        params: IdParams,
-        body: Type.Object({
-          scopes: Type.Optional(Type.Array(Type.String(), { maxItems: 100 })),
-          ip_allowlist: Type.Optional(Type.String({ maxLength: 10_000 })),
-          disabled: Type.Optional(Type.Boolean()),
-          expires_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
-        }),
-        response: { 200: ApiKey },
-      },
-    },
+      params: IdParams,
+      body: Type.Object({
+        scopes: Type.Optional(Type.Array(Type.String(), { maxItems: 100 })),
+        ip_allowlist: Type.Optional(Type.String({ maxLength: 10_000 })),
+        disabled: Type.Optional(Type.Boolean()),
+        expires_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
+      }),
+      response: ApiKey,
+    }),
     ({ params, body, write }) => write((trx) => updateKey(trx, params.id, body, ctx.clock.real())),
   );
 
   route.post(
     '/admin/v1/api-keys/:id/rotate',
-    {
+    operatorCreate({
+      operationId: 'rotateApiKey',
       errors: ['not_found', 'state_invalid'],
-      schema: {
-        operationId: 'rotateApiKey',
-        params: IdParams,
-        body: Type.Object({ overlap_seconds: Type.Integer({ minimum: 0, maximum: 30 * 24 * 3600 }) }),
-        response: { 201: ApiKeyWithSecrets },
-      },
-    },
+      params: IdParams,
+      body: Type.Object({ overlap_seconds: Type.Integer({ minimum: 0, maximum: 30 * 24 * 3600 }) }),
+      response: ApiKeyWithSecrets,
+    }),
     ({ params, body, write }) => write((trx) => rotateKey(trx, params.id, body.overlap_seconds, ctx.clock.real())),
   );
 });

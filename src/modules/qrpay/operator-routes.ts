@@ -15,7 +15,13 @@ import { reconcileDueOrders } from './reconcile.js';
 import { refundPayment, resolvePayment } from './operator.js';
 import { operatorOrderView } from './views.js';
 import { QrPayment } from './routes.js';
-import { operatorList, operatorReadOne, operatorResolve, orNotFound } from '../../platform/routes/route-kinds.js';
+import {
+  operatorList,
+  operatorReadOne,
+  operatorResolve,
+  operatorUpdate,
+  orNotFound,
+} from '../../platform/routes/route-kinds.js';
 
 const Scheme = Type.Object(
   {
@@ -100,14 +106,12 @@ export const qrpayOperatorRoutes = operatorRoutes((route, ctx) => {
   // Acquirer-side refund of a completed payment: asked of the provider, then refunded to available once.
   route.post(
     '/admin/v1/qrpay/payments/:id/refund',
-    {
+    operatorUpdate({
+      operationId: 'refundQrPayment',
       errors: ['not_found', 'state_invalid', 'request_rejected', 'upstream_timeout', 'upstream_error'],
-      schema: {
-        operationId: 'refundQrPayment',
-        params: IdParams,
-        response: { 200: Type.Object({ ...OperatorQrPayment.properties, replayed: Type.Boolean() }) },
-      },
-    },
+      params: IdParams,
+      response: Type.Object({ ...OperatorQrPayment.properties, replayed: Type.Boolean() }),
+    }),
     async ({ params }) => {
       const { row, replayed } = await refundPayment(ctx, params.id);
       return { ...operatorOrderView(row, await assetScale(db, row.asset)), replayed };

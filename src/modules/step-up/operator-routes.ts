@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { OperatorEnvironment, OperatorIdParams, Time } from '../../platform/routes/operator-route.js';
 import { operatorRoutes } from '../../platform/routes/route-module.js';
-import { operatorList, EnvironmentQuery } from '../../platform/routes/route-kinds.js';
+import { EnvironmentQuery, operatorList, operatorUpdate, orNotFound } from '../../platform/routes/route-kinds.js';
 import { constantList, listEnvelope } from '../../platform/routes/pagination.js';
 import { ApiError } from '../../platform/errors.js';
 import { formatAmount, parseAmount } from '../../money/index.js';
@@ -53,38 +53,32 @@ export const stepUpOperatorRoutes = operatorRoutes((route, ctx) => {
 
   route.put(
     '/admin/v1/merchants/:id/step-up-thresholds',
-    {
-      errors: ['not_found'],
-      schema: {
-        operationId: 'setMerchantStepUpThresholds',
-        params: OperatorIdParams,
-        body: Type.Object({
-          environment: OperatorEnvironment,
-          action: Type.String({ minLength: 1, maxLength: 64, description: `One of: ${actions.join(', ')}` }),
-          asset: Type.String({ minLength: 1, maxLength: 16 }),
-          amount: Type.Union([Type.String({ minLength: 1, maxLength: 80 }), Type.Null()], {
-            description:
-              'At or above this amount the action needs step-up ("0": always); null removes the threshold ' +
-              '(no step-up).',
-          }),
+    operatorUpdate({
+      operationId: 'setMerchantStepUpThresholds',
+      params: OperatorIdParams,
+      body: Type.Object({
+        environment: OperatorEnvironment,
+        action: Type.String({ minLength: 1, maxLength: 64, description: `One of: ${actions.join(', ')}` }),
+        asset: Type.String({ minLength: 1, maxLength: 16 }),
+        amount: Type.Union([Type.String({ minLength: 1, maxLength: 80 }), Type.Null()], {
+          description:
+            'At or above this amount the action needs step-up ("0": always); null removes the threshold ' +
+            '(no step-up).',
         }),
-        response: {
-          200: Type.Object({
-            environment: Type.String(),
-            action: Type.String(),
-            asset: Type.String(),
-            amount: Type.Union([Type.String(), Type.Null()]),
-          }),
-        },
-      },
-    },
+      }),
+      response: Type.Object({
+        environment: Type.String(),
+        action: Type.String(),
+        asset: Type.String(),
+        amount: Type.Union([Type.String(), Type.Null()]),
+      }),
+    }),
     async ({ params, body, write }) => {
       await getMerchant(db, params.id);
       // Only actions whose gate reads these thresholds (`thresholdActions`); the others decide elsewhere.
       if (!isStepUpAction(body.action) || !thresholdActions.includes(body.action))
         throw new ApiError('invalid_request', `action must be one of ${actions.join(', ')}.`);
-      const asset = await getAsset(db, body.asset.trim().toUpperCase());
-      if (!asset) throw new ApiError('not_found', 'No such asset.');
+      const asset = orNotFound(await getAsset(db, body.asset.trim().toUpperCase()), 'No such asset.');
       const minAmount = body.amount === null ? null : parseAmount(body.amount, asset.scale, 'amount');
       await write((trx) =>
         putThreshold(trx, { merchantId: params.id, environment: body.environment }, body.action, asset.code, minAmount),

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
-import { ApiError } from '../../platform/errors.js';
+import { operatorReadOne, orNotFound } from '../../platform/routes/route-kinds.js';
 import { attemptsOf, deliveryById } from './queries/deliveries.js';
 import { endpointForOperator } from './queries/endpoints.js';
 import {
@@ -62,13 +62,9 @@ const Delivery = Type.Object(
 export async function webhookOperatorRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   operatorRouter(app, ctx).get(
     '/admin/v1/webhooks/deliveries/:id',
-    {
-      errors: ['not_found'],
-      schema: { operationId: 'getWebhookDelivery', params: OperatorIdParams, response: { 200: Delivery } },
-    },
+    operatorReadOne({ operationId: 'getWebhookDelivery', params: OperatorIdParams, response: Delivery }),
     async ({ params }) => {
-      const d = await deliveryById(ctx.db, params.id);
-      if (!d) throw new ApiError('not_found', 'No such webhook delivery.');
+      const d = orNotFound(await deliveryById(ctx.db, params.id), 'No such webhook delivery.');
       const endpoint = d.endpoint_id ? await endpointForOperator(ctx.db, d.endpoint_id) : undefined;
       const attempts = await attemptsOf(ctx.db, d.id, operatorAttemptsMax);
       return {

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { operatorRoutes } from '../../platform/routes/route-module.js';
+import { operatorCreate } from '../../platform/routes/route-kinds.js';
 import { blacklistAddress, unblacklistAddress } from './queries.js';
 
 const Address = Type.Object({
@@ -12,13 +13,11 @@ const Listed = Type.Object({ ...Address.properties, blacklisted: Type.Boolean() 
 export const withdrawalOperatorRoutes = operatorRoutes((route) => {
   route.post(
     '/admin/v1/address-blacklist',
-    {
-      schema: {
-        operationId: 'addBlacklistedAddress',
-        body: Type.Object({ ...Address.properties, reason: Type.Optional(Type.String({ maxLength: 500 })) }),
-        response: { 201: Listed },
-      },
-    },
+    operatorCreate({
+      operationId: 'addBlacklistedAddress',
+      body: Type.Object({ ...Address.properties, reason: Type.Optional(Type.String({ maxLength: 500 })) }),
+      response: Listed,
+    }),
     async ({ body, write }) => {
       await write((trx) => blacklistAddress(trx, body.network, body.address, body.reason ?? ''));
       return { network: body.network, address: body.address, blacklisted: true };

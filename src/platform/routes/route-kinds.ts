@@ -272,31 +272,40 @@ export function operatorReadOne<P extends TSchema, R extends TSchema>(spec: {
   return { errors, schema: { operationId, params, response: { 200: response } } };
 }
 
-/** The operator's POST of a new object (a catalogue's row) from `body`: answers 201 with `response`. */
-export function operatorCreate<B extends TSchema, R extends TSchema>(spec: {
+/** An operator write's schema (`params` and `body` left out where undefined), in the order the routes always had it. */
+type OperatorWriteSchema<P, B, R extends Responses> = { operationId: string; params: P; body: B; response: R };
+
+/**
+ * The operator's POST of a new object from `body` (a catalogue's row; of the object its path's
+ * `params` name, a merchant's key): answers 201 with `response`.
+ */
+export function operatorCreate<B extends TSchema, R extends TSchema, P extends TSchema | undefined = undefined>(spec: {
   operationId: string;
   errors?: readonly ErrorCode[];
+  params?: P;
   body: B;
   response: R;
-}): OperatorRouteDefinition<{ operationId: string; body: B; response: { 201: R } }> {
-  const { operationId, body, response } = spec;
-  return { ...withErrors(spec.errors), schema: { operationId, body, response: { 201: response } } };
+}): OperatorRouteDefinition<OperatorWriteSchema<P, B, { 201: R }>> {
+  const { operationId, params, body, response } = spec;
+  const schema = { operationId, ...(params ? { params } : {}), body, response: { 201: response } };
+  return { ...withErrors(spec.errors), schema: schema as OperatorWriteSchema<P, B, { 201: R }> };
 }
 
 /**
  * The operator's change (PATCH, PUT, or a POST of an action) of the object its path's parameters
- * (`params`) name, with `body`: answers 200 with `response`, and `not_found` (or the `errors` given)
- * when there is none.
+ * (`params`) name, with `body` when it takes one: answers 200 with `response`, and `not_found` (or
+ * the `errors` given) when there is none.
  */
-export function operatorUpdate<P extends TSchema, B extends TSchema, R extends TSchema>(spec: {
+export function operatorUpdate<P extends TSchema, R extends TSchema, B extends TSchema | undefined = undefined>(spec: {
   operationId: string;
   errors?: readonly ErrorCode[];
   params: P;
-  body: B;
+  body?: B;
   response: R;
-}): OperatorRouteDefinition<{ operationId: string; params: P; body: B; response: { 200: R } }> {
+}): OperatorRouteDefinition<OperatorWriteSchema<P, B, { 200: R }>> {
   const { operationId, errors = ['not_found'], params, body, response } = spec;
-  return { errors, schema: { operationId, params, body, response: { 200: response } } };
+  const schema = { operationId, params, ...(body ? { body } : {}), response: { 200: response } };
+  return { errors, schema: schema as OperatorWriteSchema<P, B, { 200: R }> };
 }
 
 /**
