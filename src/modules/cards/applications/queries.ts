@@ -1,26 +1,21 @@
 import type { Insertable, Updateable } from 'kysely';
 import { resolveMember } from '../../members/index.js';
 import { dueFirst, earliestDue } from '../../../db/earliest-due.js';
-import { ownedBy, inScope } from '../../../db/owned-by.js';
+import { inScope } from '../../../db/owned-by.js';
 import type { ClockScope } from '../../../platform/clock.js';
-import { type CardCaller, type Db } from '../shared/queries.js';
-import { withPrefix } from '../../../platform/ids.js';
+import { findOwned, type CardCaller, type Db } from '../shared/queries.js';
 import type { CardApplicationRow, CardApplicationsTable, CardSupplementImagesTable } from './tables.js';
 
 /** Reads and writes of card applications, their supplement images and their reconciliation. */
 
-export async function findApplication(
+/** The caller's application by its id, locked when `forUpdate`. */
+export function findApplication(
   db: Db,
   caller: CardCaller,
   id: string,
   forUpdate = false,
 ): Promise<CardApplicationRow | undefined> {
-  const q = db
-    .selectFrom('card_applications')
-    .selectAll()
-    .where('id', '=', withPrefix('cap', id))
-    .where(ownedBy(caller));
-  return forUpdate ? q.forNoKeyUpdate().executeTakeFirst() : q.executeTakeFirst();
+  return findOwned(db, 'card_applications', caller, id, forUpdate);
 }
 
 export function sourceAssetOfApplication(db: Db, id: string): Promise<{ source_asset: string }> {

@@ -1,5 +1,4 @@
-import { type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
-import { withPrefix } from '../../../platform/ids.js';
+import { findOwned, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { earliestDue } from '../../../db/earliest-due.js';
 import { ownedBy, inScope } from '../../../db/owned-by.js';
 import type { Insertable, Updateable } from 'kysely';
@@ -7,14 +6,9 @@ import type { CardRow, CardsTable } from './tables.js';
 
 /** Reads of the card record (every card sub-area finds its card here). */
 
-export async function findCard(
-  db: Db,
-  caller: CardCaller,
-  id: string,
-  forUpdate = false,
-): Promise<CardRow | undefined> {
-  const q = db.selectFrom('cards').selectAll().where('id', '=', withPrefix('crd', id)).where(ownedBy(caller));
-  return forUpdate ? q.forNoKeyUpdate().executeTakeFirst() : q.executeTakeFirst();
+/** The caller's card by its id, locked when `forUpdate`. */
+export function findCard(db: Db, caller: CardCaller, id: string, forUpdate = false): Promise<CardRow | undefined> {
+  return findOwned(db, 'cards', caller, id, forUpdate);
 }
 
 export function cardsQuery(db: Db, caller: MemberCardCaller) {

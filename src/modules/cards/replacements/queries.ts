@@ -4,7 +4,7 @@ import { dueFirst, earliestDue } from '../../../db/earliest-due.js';
 import { ownedBy, inScope } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
 import type { ClockScope } from '../../../platform/clock.js';
-import { type CardCaller, type Db } from '../shared/queries.js';
+import { findOwned, type CardCaller, type Db } from '../shared/queries.js';
 import { withPrefix } from '../../../platform/ids.js';
 import type { CardReplacementRow, CardReplacementsTable } from './tables.js';
 
@@ -41,13 +41,8 @@ export function insertReplacement(trx: Trx, values: Insertable<CardReplacementsT
   );
 }
 
-export async function findReplacement(db: Db, caller: CardCaller, id: string): Promise<CardReplacementRow | undefined> {
-  return db
-    .selectFrom('card_replacements')
-    .selectAll()
-    .where('id', '=', withPrefix('crp', id))
-    .where(ownedBy(caller))
-    .executeTakeFirst();
+export function findReplacement(db: Db, caller: CardCaller, id: string): Promise<CardReplacementRow | undefined> {
+  return findOwned(db, 'card_replacements', caller, id);
 }
 
 /** The caller's replacements (a member's own, or all of the merchant's), optionally of one card: for `keysetPage`. */

@@ -1,5 +1,7 @@
-import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder, type Selectable } from 'kysely';
+import { ownedBy } from '../../../db/owned-by.js';
 import type { Database, Db, Environment } from '../../../db/schema.js';
+import { withPrefix } from '../../../platform/ids.js';
 import { resolveMember } from '../../members/index.js';
 
 /**
@@ -20,6 +22,41 @@ export interface CardCaller {
 
 export interface MemberCardCaller extends CardCaller {
   memberId: string;
+}
+
+/** The id prefix of each card table whose rows a caller finds by id (a path may leave the prefix out). */
+const idPrefixes = {
+  cards: 'crd',
+  card_applications: 'cap',
+  card_replacements: 'crp',
+  card_transactions: 'ctx',
+  card_topups: 'ctu',
+} as const;
+
+type OwnedCardTable = keyof typeof idPrefixes;
+
+/** The caller's row of `table` by its id, the prefix optional (a member's own only): a select to narrow or run. */
+export function ownedById<T extends OwnedCardTable>(db: Db, table: T, caller: CardCaller, id: string) {
+  // Written for one table (Kysely cannot check a column of a table left open): each has the same `id` and owner
+  // columns, so the statement is the same for every one.
+  const q = db
+    .selectFrom(table as OwnedCardTable as 'cards')
+    .selectAll()
+    .where('id', '=', withPrefix(idPrefixes[table], id))
+    .where(ownedBy(caller));
+  return q as unknown as SelectQueryBuilder<Database, T, Selectable<Database[T]>>;
+}
+
+/** The caller's row of `table` by its id (`ownedById`), locked (`FOR NO KEY UPDATE`) when `forUpdate`. */
+export function findOwned<T extends OwnedCardTable>(
+  db: Db,
+  table: T,
+  caller: CardCaller,
+  id: string,
+  forUpdate = false,
+): Promise<Selectable<Database[T]> | undefined> {
+  const q = ownedById(db, table, caller, id);
+  return (forUpdate ? q.forNoKeyUpdate() : q).executeTakeFirst() as Promise<Selectable<Database[T]> | undefined>;
 }
 
 /** The merchant and environment of a row: its scope on the merchant's clock, the context of a provider call. */

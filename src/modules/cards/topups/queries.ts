@@ -1,8 +1,7 @@
 /** Reads and writes of card top-ups (the order, its reads, the dispatch claim). */
 import type { Insertable, Transaction } from 'kysely';
-import { ownedBy } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
-import { type CardCaller, type Db } from '../shared/queries.js';
+import { ownedById, type CardCaller, type Db } from '../shared/queries.js';
 import { withPrefix } from '../../../platform/ids.js';
 import type { CardTopupRow, CardTopupsTable } from './tables.js';
 import { inRows } from '../../../db/in-rows.js';
@@ -20,7 +19,7 @@ export async function findTopUp(
   cardId: string | undefined,
   id: string,
 ): Promise<CardTopupRow | undefined> {
-  let q = db.selectFrom('card_topups').selectAll().where('id', '=', withPrefix('ctu', id)).where(ownedBy(caller));
+  let q = ownedById(db, 'card_topups', caller, id);
   if (cardId !== undefined) q = q.where('card_id', '=', withPrefix('crd', cardId));
   return q.executeTakeFirst();
 }

@@ -1,10 +1,10 @@
 /** Reads and writes of card transactions (authorisations and the network's follow-ups, hold expiry). */
 import type { Insertable, Transaction, Updateable } from 'kysely';
 import { dueFirst, earliestDue } from '../../../db/earliest-due.js';
-import { ownedBy, inScope } from '../../../db/owned-by.js';
+import { inScope } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
 import type { ClockScope } from '../../../platform/clock.js';
-import { type CardCaller, type Db } from '../shared/queries.js';
+import { findOwned, type CardCaller, type Db } from '../shared/queries.js';
 import { withPrefix } from '../../../platform/ids.js';
 import type { CardTransactionRow, CardTransactionType, CardTransactionsTable } from './tables.js';
 
@@ -19,12 +19,7 @@ export function transactionsOfCard(db: Db, cardId: string, type: CardTransaction
 
 /** One transaction of the caller (a member's own only) by its id alone. */
 export function findTransaction(db: Db, caller: CardCaller, id: string): Promise<CardTransactionRow | undefined> {
-  return db
-    .selectFrom('card_transactions')
-    .selectAll()
-    .where('id', '=', withPrefix('ctx', id))
-    .where(ownedBy(caller))
-    .executeTakeFirst();
+  return findOwned(db, 'card_transactions', caller, id);
 }
 
 /** The card's authorisations approved or cleared since `since` (what may count against the limits). */
