@@ -96,6 +96,13 @@ function access<Sc extends Scope, Pr extends Reader>(scope: Sc, principal: Pr | 
 
 const withErrors = (errors: readonly ErrorCode[] | undefined) => (errors ? { errors } : {});
 
+/** The input parts a spec gives (`params`, `query`, `body`) as schema keys, in the document's order. */
+const inputParts = (spec: { params?: TSchema; query?: TSchema; body?: TSchema }) => ({
+  ...(spec.params ? { params: spec.params } : {}),
+  ...(spec.query ? { querystring: spec.query } : {}),
+  ...(spec.body ? { body: spec.body } : {}),
+});
+
 /**
  * GET one object by its path's parameters (`params`, usually `idParams(...)`): answers 200 with
  * `response`. The handler loads it for the principal (a member only its own).
@@ -134,8 +141,7 @@ export function readList<
     ...withErrors(spec.errors),
     schema: {
       ...operation(spec),
-      ...(spec.params ? { params: spec.params } : {}),
-      ...(spec.query ? { querystring: spec.query } : {}),
+      ...inputParts(spec),
       response: { 200: listEnvelope(spec.item) },
     } as ListSchema<P, Q, I>,
   };
@@ -173,60 +179,42 @@ type WriteSpec<Sc, I, P, Q, B, R> = Operation & {
   response: R;
 };
 
-function writeOf<
-  Pr extends 'member' | 'merchant',
-  Sc extends Scope,
-  I extends Keyed,
-  P extends TSchema | undefined,
-  Q extends TSchema | undefined,
-  B extends TSchema | undefined,
-  R extends Responses,
->(
-  principal: Pr,
-  spec: WriteSpec<Sc, I, P, Q, B, R>,
-): RouteDefinition<{ scope: Sc; principal: Pr; idempotency: I }, WriteSchema<P, Q, B, R>> {
-  return {
+/**
+ * The write kind of `principal`: the write's access (a key `required` unless the spec says
+ * otherwise), its errors and its schema, the spec's types kept.
+ */
+const writeKind =
+  <Pr extends 'member' | 'merchant'>(principal: Pr) =>
+  <
+    const Sc extends Scope,
+    const R extends Responses,
+    P extends TSchema | undefined = undefined,
+    Q extends TSchema | undefined = undefined,
+    B extends TSchema | undefined = undefined,
+    const I extends Keyed = 'required',
+  >(
+    spec: WriteSpec<Sc, I, P, Q, B, R>,
+  ): RouteDefinition<{ scope: Sc; principal: Pr; idempotency: I }, WriteSchema<P, Q, B, R>> => ({
     access: { scope: spec.scope, principal, idempotency: spec.idempotency ?? ('required' as I) },
     ...withErrors(spec.errors),
     schema: {
       ...operation(spec),
-      ...(spec.params ? { params: spec.params } : {}),
-      ...(spec.query ? { querystring: spec.query } : {}),
-      ...(spec.body ? { body: spec.body } : {}),
+      ...inputParts(spec),
       response: spec.response,
     } as WriteSchema<P, Q, B, R>,
-  };
-}
+  });
 
 /**
  * A member's write (POST, PATCH, DELETE on behalf of a member), with an idempotency key unless
  * `idempotency` says `optional` or `none`: answers `response` (`{ 201: ... }` for what it creates).
  */
-export function memberWrite<
-  const Sc extends Scope,
-  const R extends Responses,
-  P extends TSchema | undefined = undefined,
-  Q extends TSchema | undefined = undefined,
-  B extends TSchema | undefined = undefined,
-  const I extends Keyed = 'required',
->(spec: WriteSpec<Sc, I, P, Q, B, R>) {
-  return writeOf('member', spec);
-}
+export const memberWrite = writeKind('member');
 
 /**
  * The merchant's own write (a member's objects among them, never on a member's behalf), with an
  * idempotency key unless `idempotency` says `optional` or `none`: answers `response`.
  */
-export function merchantWrite<
-  const Sc extends Scope,
-  const R extends Responses,
-  P extends TSchema | undefined = undefined,
-  Q extends TSchema | undefined = undefined,
-  B extends TSchema | undefined = undefined,
-  const I extends Keyed = 'required',
->(spec: WriteSpec<Sc, I, P, Q, B, R>) {
-  return writeOf('merchant', spec);
-}
+export const merchantWrite = writeKind('merchant');
 
 /** The query of an operator's list of one environment's rows (a catalogue's). */
 export const EnvironmentQuery = Type.Object({ environment: OperatorEnvironment });
@@ -251,8 +239,7 @@ export function operatorList<
     ...withErrors(spec.errors),
     schema: {
       operationId: spec.operationId,
-      ...(spec.params ? { params: spec.params } : {}),
-      ...(spec.query ? { querystring: spec.query } : {}),
+      ...inputParts(spec),
       response: { 200: listEnvelope(spec.item) },
     } as ListSchema<P, Q, I>,
   };
@@ -286,8 +273,7 @@ export function operatorCreate<B extends TSchema, R extends TSchema, P extends T
   body: B;
   response: R;
 }): OperatorRouteDefinition<OperatorWriteSchema<P, B, { 201: R }>> {
-  const { operationId, params, body, response } = spec;
-  const schema = { operationId, ...(params ? { params } : {}), body, response: { 201: response } };
+  const schema = { operationId: spec.operationId, ...inputParts(spec), response: { 201: spec.response } };
   return { ...withErrors(spec.errors), schema: schema as OperatorWriteSchema<P, B, { 201: R }> };
 }
 
@@ -303,9 +289,8 @@ export function operatorUpdate<P extends TSchema, R extends TSchema, B extends T
   body?: B;
   response: R;
 }): OperatorRouteDefinition<OperatorWriteSchema<P, B, { 200: R }>> {
-  const { operationId, errors = ['not_found'], params, body, response } = spec;
-  const schema = { operationId, params, ...(body ? { body } : {}), response: { 200: response } };
-  return { errors, schema: schema as OperatorWriteSchema<P, B, { 200: R }> };
+  const schema = { operationId: spec.operationId, ...inputParts(spec), response: { 200: spec.response } };
+  return { errors: spec.errors ?? ['not_found'], schema: schema as OperatorWriteSchema<P, B, { 200: R }> };
 }
 
 /**
