@@ -47,6 +47,10 @@ export function selectInput(
   )}</select></div>`;
 }
 
+/** The options of a select of durations: the seconds each one sends, and the words it shows. */
+export const durationOptions = (steps: readonly (readonly [seconds: number, label: string])[]) =>
+  steps.map(([seconds, label]) => ({ value: String(seconds), label }));
+
 export function checkboxes(
   name: string,
   legend: string,

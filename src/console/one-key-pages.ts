@@ -14,19 +14,19 @@ import { one, formOf } from './form.js';
 import { auditPage } from './audit.js';
 import { allowlistLines, can, refusalFor } from './rules.js';
 import { askFirst, envPath, realTimeMark, sendConfirmPage, sendPage, when } from './views.js';
-import { csrfInput, selectInput } from './fields.js';
+import { csrfInput, durationOptions, selectInput } from './fields.js';
 import { keyStatus, scopeList, secretsPanel, type KeyRow } from './key-views.js';
 import { allowlistPreview, allowlistSent, saveAnywayButton, unmatchedRefusal } from './allowlist-form.js';
 import { getPage, postChange } from './guards.js';
 
 const keyId = (req: FastifyRequest) => (req.params as { id: string }).id;
 
-const overlaps = [
-  { value: '0', label: 'None: the old key stops now' },
-  { value: '3600', label: '1 hour' },
-  { value: '86400', label: '24 hours' },
-  { value: '604800', label: '7 days' },
-];
+const overlaps = durationOptions([
+  [0, 'None: the old key stops now'],
+  [3600, '1 hour'],
+  [86400, '24 hours'],
+  [604800, '7 days'],
+]);
 
 /** The key, if it is this merchant's in this environment (else "not found", whatever it is). */
 async function ownedKey(db: Parameters<typeof getKey>[0], page: PageRequest, id: string): Promise<KeyRow> {

@@ -12,7 +12,7 @@ import { audit } from './audit.js';
 import { presetsInForce } from './queries/area-reads.js';
 import { can, refusalFor } from './rules.js';
 import { askFirst, envPath, sendConfirmPage, sendPage, table, when } from './views.js';
-import { selectInput } from './fields.js';
+import { durationOptions, selectInput } from './fields.js';
 import { getSandboxPage, postSandboxChange } from './sandbox-only.js';
 import type { RedrawnPage } from './guards.js';
 
@@ -23,13 +23,13 @@ import type { RedrawnPage } from './guards.js';
 
 const base = envPath('sandbox', '/tools');
 
-const clockSteps = [
-  { value: '60', label: '1 minute' },
-  { value: '3600', label: '1 hour' },
-  { value: '86400', label: '1 day' },
-  { value: '604800', label: '7 days' },
-  { value: '2592000', label: '30 days' },
-];
+const clockSteps = durationOptions([
+  [60, '1 minute'],
+  [3600, '1 hour'],
+  [86400, '1 day'],
+  [604800, '7 days'],
+  [2592000, '30 days'],
+]);
 
 const toolsPage: RedrawnPage = async (ctx, _req, reply, page, extra = {}, status = 200) => {
   const clock = await readClock(ctx, page.session.merchantId);
