@@ -1,11 +1,17 @@
 import { Type } from 'typebox';
 import { constantList } from '../../platform/routes/pagination.js';
-import { idParams, memberWrite, readList, readOne, statusPageQuery } from '../../platform/routes/route-kinds.js';
+import {
+  idParams,
+  memberWrite,
+  Nullable,
+  readList,
+  readOne,
+  statusPageQuery,
+} from '../../platform/routes/route-kinds.js';
 import { publicRoutes } from '../../platform/routes/route-module.js';
 import { earnErrors, getOrder, listOrders, listPositions, listProducts, redeem, subscribe } from './service.js';
 
 const tags = ['Earn'];
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 export const EarnProduct = Type.Object(
   {

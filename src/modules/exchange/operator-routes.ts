@@ -2,11 +2,16 @@ import { Type } from 'typebox';
 import { ApiError } from '../../platform/errors.js';
 import { OperatorEnvironment, OperatorIdParams as IdParams } from '../../platform/routes/operator-route.js';
 import { operatorRoutes } from '../../platform/routes/route-module.js';
-import { operatorCreate, operatorList, operatorReadOne, operatorUpdate } from '../../platform/routes/route-kinds.js';
+import {
+  Nullable,
+  operatorCreate,
+  operatorList,
+  operatorReadOne,
+  operatorUpdate,
+} from '../../platform/routes/route-kinds.js';
 import { PageQuery } from '../../platform/routes/pagination.js';
 import { createDirection, getDirection, listDirections, updateDirection } from './directions.js';
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 const Amount = Type.String({ maxLength: 64 });
 const FeeSide = Type.Union([Type.Literal('from'), Type.Literal('to')]);
 

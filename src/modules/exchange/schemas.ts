@@ -1,9 +1,8 @@
 /** The exchange routes' schemas (TypeBox): quotes, orders, merchant conversions and their pairs. */
 import { Type } from 'typebox';
-import { idParams } from '../../platform/routes/route-kinds.js';
+import { idParams, Nullable } from '../../platform/routes/route-kinds.js';
 
 export const tags = ['Exchange'];
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 const Amount = (description: string) => Type.String({ maxLength: 64, description });
 const AssetCode = (description: string) => Type.String({ maxLength: 16, description });
 

@@ -42,6 +42,9 @@ export function idParams(options: string | { description?: string; maxLength?: n
   return Type.Object({ id: Type.String({ minLength: 1, maxLength, ...(description ? { description } : {}) }) });
 }
 
+/** A schema that also takes `null` (a field not set yet, a limit that is none). */
+export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
 /**
  * A page query (`limit`, `cursor`) with an optional `status` filter taking one of `statuses`;
  * `options` go on the filter's schema (its description).

@@ -1,6 +1,7 @@
 /** Corridors' TypeBox schemas: the payee form (public) and the catalogue (operator), with the examples the OpenAPI
  * document shows. */
 import { Type } from 'typebox';
+import { Nullable } from '../../../platform/routes/route-kinds.js';
 import { fieldTypes, identifierParts } from './contracts.js';
 
 /** A string of an enumeration, typed as its union. */
@@ -117,8 +118,6 @@ export const FormSchemaQuery = Type.Object({
   entity_type: Selector('`INDIVIDUAL` or `COMPANY` (alias `entity`)'),
   entity: Selector('Alias of `entity_type`'),
 });
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 export const FormField = Type.Object(
   {

@@ -1,8 +1,6 @@
 /** Remittance orders' and conversion dates' TypeBox schemas, with the examples the OpenAPI document shows. */
 import { Type } from 'typebox';
-import { idParams } from '../../../platform/routes/route-kinds.js';
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+import { idParams, Nullable } from '../../../platform/routes/route-kinds.js';
 
 export const ConversionDatesQuery = Type.Object({
   currency: Type.Optional(
