@@ -90,6 +90,21 @@ async function brandingPage(
   );
 }
 
+/** Saves the branding with its audit line (in both environments' logs: auditAccount), in one transaction. */
+async function saveAudited(
+  ctx: ServiceContext,
+  page: PageRequest,
+  change: BrandingChange,
+  action: string,
+  detail: string,
+) {
+  await ctx.db.transaction().execute(async (trx) => {
+    await saveBranding(trx, page.session.merchantId, change, page.now);
+    const user = { id: page.session.userId, merchant_id: page.session.merchantId, email: page.session.email };
+    await auditAccount(trx, user, action, detail, page.now);
+  });
+}
+
 function fieldsOf(req: FastifyRequest): FormFields {
   const body = req.body;
   return body && typeof body === 'object' ? (body as FormFields) : {};
@@ -108,21 +123,8 @@ export function registerBrandingPages(app: AppInstance, ctx: ServiceContext): vo
 
   postChange(app, ctx, '/console/:env/branding/logo/remove', 'branding.write', async (_req, reply, page) => {
     const current = await storedBranding(ctx.db, page.session.merchantId);
-    await ctx.db.transaction().execute(async (trx) => {
-      await saveBranding(
-        trx,
-        page.session.merchantId,
-        { displayName: current?.display_name ?? null, accent: current?.accent_color ?? null, logo: null },
-        page.now,
-      );
-      await auditAccount(
-        trx,
-        { id: page.session.userId, merchant_id: page.session.merchantId, email: page.session.email },
-        'branding.logo_remove',
-        '',
-        page.now,
-      );
-    });
+    const change = { displayName: current?.display_name ?? null, accent: current?.accent_color ?? null, logo: null };
+    await saveAudited(ctx, page, change, 'branding.logo_remove', '');
     return brandingPage(ctx, reply, page, {
       notice: 'The logo was removed; the hosted screens show your name only.',
     });
@@ -173,19 +175,10 @@ export function registerBrandingPages(app: AppInstance, ctx: ServiceContext): vo
         accent,
         logo,
       };
-      await ctx.db.transaction().execute(async (trx) => {
-        await saveBranding(trx, page.session.merchantId, change, page.now);
-        const detail =
-          `name ${change.displayName ?? '(registered)'}, ` +
-          `accent ${accent ?? 'none'}${logo ? `, logo ${logo.type} ${logo.bytes.length} bytes` : ''}`;
-        await auditAccount(
-          trx,
-          { id: page.session.userId, merchant_id: page.session.merchantId, email: page.session.email },
-          'branding.update',
-          detail,
-          page.now,
-        );
-      });
+      const detail =
+        `name ${change.displayName ?? '(registered)'}, ` +
+        `accent ${accent ?? 'none'}${logo ? `, logo ${logo.type} ${logo.bytes.length} bytes` : ''}`;
+      await saveAudited(ctx, page, change, 'branding.update', detail);
       return brandingPage(ctx, reply, page, { notice: 'Branding saved. The hosted screens show it from now on.' });
     });
   });
