@@ -1,6 +1,4 @@
-import { hostedOrigin } from '../../hosted-screens/index.js';
-import { claimThen, cardRead, memberWrite, sandboxCardStep, type CardRoute } from '../shared/routes.js';
-import { Ticket } from '../shared/schemas.js';
+import { claimThen, cardRead, memberWrite, sandboxCardStep, screenSession, type CardRoute } from '../shared/routes.js';
 import { AdvanceBody, ApplicationBody, CardApplication } from './schemas.js';
 import {
   applicationErrors,
@@ -65,23 +63,20 @@ export const applicationRoutes = {
       async ({ principal, params }) => getApplication(db, principal, params.id),
     ),
 
-  supplementSession: (route, ctx) =>
-    route.post(
-      '/v1/cards/applications/:id/supplement-sessions',
-      memberWrite({
-        errors: applicationErrors.supplementSession,
-        operationId: 'createCardSupplementSession',
-        summary: 'Open the card supplement screen',
-        description:
-          'A one-time hosted-screen link (24 hours, bound to the member and the work order, void after a ' +
-          'successful submission) on which the member re-uploads identity photos. Name, birth date, ' +
-          'document number and address cannot be changed there. 404 `not_found` when the application is ' +
-          "missing, not this member's, or has no pending work order. `cap_` prefix optional.",
-        response: { 201: Ticket },
-      }),
-      async ({ principal, params, req, write }) =>
-        write((trx) => supplementSession(ctx, trx, principal, params.id, hostedOrigin(req))),
-    ),
+  supplementSession: screenSession(
+    '/v1/cards/applications/:id/supplement-sessions',
+    {
+      errors: applicationErrors.supplementSession,
+      operationId: 'createCardSupplementSession',
+      summary: 'Open the card supplement screen',
+      description:
+        'A one-time hosted-screen link (24 hours, bound to the member and the work order, void after a ' +
+        'successful submission) on which the member re-uploads identity photos. Name, birth date, ' +
+        'document number and address cannot be changed there. 404 `not_found` when the application is ' +
+        "missing, not this member's, or has no pending work order. `cap_` prefix optional.",
+    },
+    supplementSession,
+  ),
 
   sandboxAdvance: (route, ctx) =>
     route.post(

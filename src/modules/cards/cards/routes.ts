@@ -1,9 +1,15 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../../platform/routes/pagination.js';
-import { hostedOrigin } from '../../hosted-screens/index.js';
 import { stepUpCall, stepUpErrors } from '../../step-up/index.js';
-import { cardList, cardRead, claimThen, memberWrite, sandboxCardStep, type CardRoute } from '../shared/routes.js';
-import { Ticket } from '../shared/schemas.js';
+import {
+  cardList,
+  cardRead,
+  claimThen,
+  memberWrite,
+  sandboxCardStep,
+  screenSession,
+  type CardRoute,
+} from '../shared/routes.js';
 import { revealErrors, secureSession } from './reveal.js';
 import { ActivateBody, Card } from './schemas.js';
 import {
@@ -89,25 +95,22 @@ export const cardRecordRoutes = {
       },
     ),
 
-  secureSession: (route, ctx) =>
-    route.post(
-      '/v1/cards/:id/secure-session',
-      memberWrite({
-        scope: 'cards:secure',
-        errors: revealErrors.session,
-        operationId: 'createCardSecureSession',
-        summary: 'Open the card reveal screen',
-        description:
-          'Scope `cards:secure` (restricted: waits for approval on production keys). A one-time ' +
-          'hosted-screen link (300 seconds, single use, bound to the member and this card) on which the ' +
-          'member sees the card number, expiry and CVV, fetched from the issuer at that moment. None of ' +
-          "them ever passes through this API, the service's logs or its storage. Card `closed`, " +
-          '`expired` or `replaced`: `state_invalid`. `crd_` prefix optional.',
-        response: { 201: Ticket },
-      }),
-      async ({ principal, params, req, write }) =>
-        write((trx) => secureSession(ctx, trx, principal, params.id, hostedOrigin(req))),
-    ),
+  secureSession: screenSession(
+    '/v1/cards/:id/secure-session',
+    {
+      scope: 'cards:secure',
+      errors: revealErrors.session,
+      operationId: 'createCardSecureSession',
+      summary: 'Open the card reveal screen',
+      description:
+        'Scope `cards:secure` (restricted: waits for approval on production keys). A one-time ' +
+        'hosted-screen link (300 seconds, single use, bound to the member and this card) on which the ' +
+        'member sees the card number, expiry and CVV, fetched from the issuer at that moment. None of ' +
+        "them ever passes through this API, the service's logs or its storage. Card `closed`, " +
+        '`expired` or `replaced`: `state_invalid`. `crd_` prefix optional.',
+    },
+    secureSession,
+  ),
 
   sandboxShip: (route, ctx) =>
     route.post(

@@ -1,4 +1,6 @@
-import type { TSchema } from 'typebox';
+import type { Static, TSchema } from 'typebox';
+import type { Transaction } from 'kysely';
+import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import type { ErrorCode } from '../../../platform/errors.js';
 import type { RouteModule } from '../../../platform/http/http-app.js';
@@ -7,7 +9,9 @@ import type { Router } from '../../../platform/routes/route.js';
 import { readList, readOne, sandboxStep } from '../../../platform/routes/route-kinds.js';
 import { publicRoutes } from '../../../platform/routes/route-module.js';
 import type { ClaimOutcome, Effect, RouteDefinition, Sent } from '../../../platform/routes/route-types.js';
-import { IdParams } from './schemas.js';
+import { hostedOrigin } from '../../hosted-screens/index.js';
+import type { MemberCardCaller } from './queries.js';
+import { IdParams, Ticket } from './schemas.js';
 
 /**
  * The kinds of card route, declared once for the area (after platform/routes/route-kinds.ts): every
@@ -115,6 +119,28 @@ export function sandboxCardStep<const R extends Responses, B extends TSchema | u
   spec: WriteSpec<B, R>,
 ): RouteDefinition<typeof sandboxStep, WriteSchema<typeof IdParams, B, R>> {
   return { access: sandboxStep, errors: spec.errors, schema: writeSchema(spec, IdParams, ['Sandbox']) };
+}
+
+/**
+ * A member opens one of the area's hosted screens (`open`: the supplement, the reveal) on the object the path's id
+ * names: a one-time link to it (`Ticket`), answered 201.
+ */
+export function screenSession(
+  path: string,
+  spec: Operation & { scope?: 'cards:write' | 'cards:secure'; errors: readonly ErrorCode[] },
+  open: (
+    ctx: ServiceContext,
+    trx: Transaction<Database>,
+    caller: MemberCardCaller,
+    id: string,
+    origin: string,
+  ) => Promise<Static<typeof Ticket>>,
+): CardRoute {
+  const def = memberWrite({ ...spec, response: { 201: Ticket } });
+  return (route, ctx) =>
+    route.post(path, def, async ({ principal, params, req, write }) =>
+      write((trx) => open(ctx, trx, principal, params.id, hostedOrigin(req))),
+    );
 }
 
 /** What a handler's input gives a claimed write: `claim` and `replay`. */
