@@ -62,10 +62,8 @@ export const memberRoutes = publicRoutes((route, ctx) => {
       params: MemberIdParams,
       response: { 200: Type.Object({ id: Type.String(), status: Type.Literal('suspended') }) },
     }),
-    async ({ principal, params, write }) =>
-      write(async (trx) =>
-        suspendMember(trx, principal.merchantId, principal.environment, params.id, await ctx.clock.now(trx, principal)),
-      ),
+    async ({ principal, params, writeNow }) =>
+      writeNow((trx, now) => suspendMember(trx, principal.merchantId, principal.environment, params.id, now)),
   );
 
   route.post(
@@ -82,15 +80,7 @@ export const memberRoutes = publicRoutes((route, ctx) => {
       params: idParams('external_member_id only'),
       response: { 200: Type.Object({ id: Type.String(), revoked: Type.Literal(true) }) },
     }),
-    async ({ principal, params, write }) =>
-      write(async (trx) =>
-        revokeSessions(
-          trx,
-          principal.merchantId,
-          principal.environment,
-          params.id,
-          await ctx.clock.now(trx, principal),
-        ),
-      ),
+    async ({ principal, params, writeNow }) =>
+      writeNow((trx, now) => revokeSessions(trx, principal.merchantId, principal.environment, params.id, now)),
   );
 });

@@ -57,9 +57,9 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
       body: Type.Object({ url: Url, event_types: EventTypes }),
       response: { 201: CreatedEndpoint },
     }),
-    async ({ principal, body, write }) => {
+    async ({ principal, body, writeNow }) => {
       await checkEndpointUrl(config, principal.environment, body.url);
-      return write(async (trx) => createEndpoint(trx, principal, body, await ctx.clock.now(trx, principal)));
+      return writeNow((trx, now) => createEndpoint(trx, principal, body, now));
     },
   );
 
@@ -105,14 +105,14 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
       ),
       response: { 200: Endpoint },
     }),
-    async ({ principal, params, body, write }) => {
+    async ({ principal, params, body, writeNow }) => {
       // `minProperties` counts keys the schema does not name (validation keeps them): a body of only
       // such keys (a misspelt `Status`) changed nothing and answered 200. It is refused as {} is.
       if (body.status === undefined && body.event_types === undefined && body.url === undefined) {
         throw new ApiError('invalid_request', 'Send at least one of status, event_types and url.');
       }
       if (body.url !== undefined) await checkEndpointUrl(config, principal.environment, body.url);
-      return write(async (trx) => updateEndpoint(trx, principal, params.id, body, await ctx.clock.now(trx, principal)));
+      return writeNow((trx, now) => updateEndpoint(trx, principal, params.id, body, now));
     },
   );
 
@@ -131,8 +131,7 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
       params: IdParams('whe'),
       response: { 200: DeletedEndpoint },
     }),
-    async ({ principal, params, write }) =>
-      write(async (trx) => deleteEndpoint(trx, principal, params.id, await ctx.clock.now(trx, principal))),
+    async ({ principal, params, writeNow }) => writeNow((trx, now) => deleteEndpoint(trx, principal, params.id, now)),
   );
 
   route.post(
@@ -156,9 +155,9 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
       ),
       response: { 200: RolledEndpoint },
     }),
-    async ({ principal, params, body, write }) => {
+    async ({ principal, params, body, writeNow }) => {
       const overlap = body.overlap_seconds ?? overlapSecondsDefault;
-      return write(async (trx) => rollSecret(trx, principal, params.id, overlap, await ctx.clock.now(trx, principal)));
+      return writeNow((trx, now) => rollSecret(trx, principal, params.id, overlap, now));
     },
   );
 
@@ -194,10 +193,8 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
         ),
       },
     }),
-    async ({ principal, params, body, write }) =>
-      write(async (trx) =>
-        replayEndpoint(trx, principal, params.id, body, await ctx.clock.now(trx, principal), config.eventRetentionDays),
-      ),
+    async ({ principal, params, body, writeNow }) =>
+      writeNow((trx, now) => replayEndpoint(trx, principal, params.id, body, now, config.eventRetentionDays)),
   );
 
   route.get(
@@ -239,15 +236,9 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
         response: { 200: RequeueResult },
       },
     },
-    async ({ principal, body, write }) =>
-      write(async (trx) => {
-        const { queued, limit } = await requeueSince(
-          trx,
-          principal,
-          new Date(body.since),
-          body.status,
-          await ctx.clock.now(trx, principal),
-        );
+    async ({ principal, body, writeNow }) =>
+      writeNow(async (trx, now) => {
+        const { queued, limit } = await requeueSince(trx, principal, new Date(body.since), body.status, now);
         return { queued, has_more: queued >= limit };
       }),
   );
@@ -271,7 +262,6 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
         response: { 200: Type.Object({ id: Type.String(), queued: Type.Literal(true) }) },
       },
     },
-    async ({ principal, params, write }) =>
-      write(async (trx) => redeliver(trx, principal, params.id, await ctx.clock.now(trx, principal))),
+    async ({ principal, params, writeNow }) => writeNow((trx, now) => redeliver(trx, principal, params.id, now)),
   );
 }

@@ -66,6 +66,13 @@ export class PublicRouteInput {
     return this.req.idempotency;
   }
 
+  get writeNow() {
+    const { write, principal, ctx } = this;
+    if (!principal) throw new Error('route: writeNow on a public route (no caller, no clock)');
+    return (effect: (trx: Transaction<Database>, now: Date) => Promise<unknown>) =>
+      write(async (trx) => effect(trx, await ctx.clock.now(trx, principal)));
+  }
+
   get write() {
     const {
       req,

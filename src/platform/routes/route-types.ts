@@ -145,6 +145,11 @@ export interface RouteInput<A extends RouteAccess, S extends RouteSchema> {
    */
   write: (effect: Effect<ResultOf<S>>) => Promise<Sent>;
   /**
+   * `write` of an effect given the caller's present, read in its transaction (`ctx.clock.now`: a
+   * sandbox merchant's own clock).
+   */
+  writeNow: (effect: (trx: Transaction<Database>, now: Date) => Promise<ResultOf<S>>) => Promise<Sent>;
+  /**
    * For a write whose effect commits before a provider call (`claimWrite`): commits the effect
    * with a claim on the key; the handler then calls out and returns the result (or
    * `replay(outcome.replay)` when the key already has one).

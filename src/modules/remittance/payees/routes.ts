@@ -39,8 +39,7 @@ export const payeeRoutes = publicRoutes((route, ctx) => {
       body: PayeeBody,
       response: { 201: PayeeCreated },
     }),
-    async ({ principal, body, write }) =>
-      write(async (trx) => createPayee(trx, principal, body, await ctx.clock.now(trx, principal))),
+    async ({ principal, body, writeNow }) => writeNow((trx, now) => createPayee(trx, principal, body, now)),
   );
 
   route.get(
@@ -103,8 +102,8 @@ export const payeeRoutes = publicRoutes((route, ctx) => {
       ),
       response: { 200: PayeeUpdated },
     }),
-    async ({ principal, params, body, write }) =>
-      write(async (trx) => updatePayee(trx, principal, params.id, body, await ctx.clock.now(trx, principal))),
+    async ({ principal, params, body, writeNow }) =>
+      writeNow((trx, now) => updatePayee(trx, principal, params.id, body, now)),
   );
 
   route.delete(
@@ -122,8 +121,7 @@ export const payeeRoutes = publicRoutes((route, ctx) => {
       params: PayeeIdParams,
       response: { 200: Type.Object({ id: Type.String(), status: Type.Literal('unlinked') }) },
     }),
-    async ({ principal, params, write }) =>
-      write(async (trx) => unlinkPayee(trx, principal, params.id, await ctx.clock.now(trx, principal))),
+    async ({ principal, params, writeNow }) => writeNow((trx, now) => unlinkPayee(trx, principal, params.id, now)),
   );
 
   route.post(
