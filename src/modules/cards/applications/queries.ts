@@ -70,16 +70,6 @@ export function dueApplicationChecks(db: Db, scope: ClockScope, now: Date, limit
   return dueFirst(openApplications(db, scope).selectAll(), 'next_check_at', now, limit).execute();
 }
 
-/** A failed check is tried again at `next` (unless another run moved it already). */
-export async function postponeApplicationCheck(db: Db, id: string, now: Date, next: Date): Promise<void> {
-  await db
-    .updateTable('card_applications')
-    .set({ next_check_at: next })
-    .where('id', '=', id)
-    .where('next_check_at', '<=', now)
-    .execute();
-}
-
 /** The scope's applications waiting for a supplement (the supplement expiry's timed process). */
 const pendingSupplements = (db: Db, scope: ClockScope) =>
   db

@@ -17,14 +17,9 @@ import type { TimedProcess } from '../../../jobs/types.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { alertApplicationUnknownStatus } from './service.js';
 import { decide } from './decisions.js';
-import {
-  dueApplicationChecks,
-  findApplication,
-  nextApplicationCheck,
-  postponeApplicationCheck,
-  setApplication,
-} from './queries.js';
+import { dueApplicationChecks, findApplication, nextApplicationCheck, setApplication } from './queries.js';
 import { productBySeq } from '../products/queries.js';
+import { postponeCheck } from '../shared/queries.js';
 import { alertWhenStalled, nextCheck, reconcileProcess } from '../shared/reconcile.js';
 import { applicationQueryDecision, applicationResubmitDecision, type ApplicationReconcileDecision } from './state.js';
 import type { CardApplicationRow } from './tables.js';
@@ -103,6 +98,6 @@ export const applicationReconcileProcess: TimedProcess = reconcileProcess({
   nextDue: nextApplicationCheck,
   due: dueApplicationChecks,
   check: reconcileApplication,
-  postpone: (db, app, now, next) => postponeApplicationCheck(db, app.id, now, next),
+  postpone: (db, app, now, next) => postponeCheck(db, 'card_applications', app.id, now, next),
   failureMessage: (app) => `card application ${app.id}: reconciliation failed; retried later`,
 });

@@ -109,16 +109,6 @@ export function dueRuleSets(db: Db, scope: ClockScope, now: Date, limit: number)
     .execute();
 }
 
-/** A failed check is tried again at `next` (unless another run moved it already). */
-export async function postponeRuleSetCheck(db: Db, cardId: string, now: Date, next: Date): Promise<void> {
-  await db
-    .updateTable('card_merchant_rules')
-    .set({ next_check_at: next })
-    .where('card_id', '=', cardId)
-    .where('next_check_at', '<=', now)
-    .execute();
-}
-
 /** The member's CVV unblock calls stamped in (`since`, `ahead`], oldest first. */
 export function cvvUnblockCallsBetween(trx: Db, memberId: string, since: Date, ahead: Date) {
   return trx

@@ -16,10 +16,10 @@ import {
   lockMerchantRules,
   merchantRulesRow,
   nextRuleSetCheck,
-  postponeRuleSetCheck,
   restoreConfirmedRules,
   updateMerchantRules,
 } from './queries.js';
+import { postponeCheck } from '../shared/queries.js';
 import { alertWhenStalled, nextCheck, reconcileProcess } from '../shared/reconcile.js';
 import { rulesCallDecision, rulesQueryDecision, type RulesReconcileDecision } from './state.js';
 import { rowScope } from '../../../db/owned-by.js';
@@ -79,6 +79,6 @@ export const rulesReconcileProcess: TimedProcess = reconcileProcess({
   nextDue: nextRuleSetCheck,
   due: dueRuleSets,
   check: reconcileRuleSet,
-  postpone: (db, open, now, next) => postponeRuleSetCheck(db, open.card_id, now, next),
+  postpone: (db, open, now, next) => postponeCheck(db, 'card_merchant_rules', open.card_id, now, next),
   failureMessage: (open) => `card ${open.card_id}: merchant-rules reconciliation failed; retried later`,
 });

@@ -59,6 +59,26 @@ export function findOwned<T extends OwnedCardTable>(
   return (forUpdate ? q.forNoKeyUpdate() : q).executeTakeFirst() as Promise<Selectable<Database[T]> | undefined>;
 }
 
+/** The key of each table whose rows the issuer's checks reconcile (shared/reconcile.ts). */
+const checkedKeys = { card_applications: 'id', card_merchant_rules: 'card_id' } as const;
+
+/** A failed check of the row of `table` keyed `key` is tried again at `next` (unless another run moved it already). */
+export async function postponeCheck(
+  db: Db,
+  table: keyof typeof checkedKeys,
+  key: string,
+  now: Date,
+  next: Date,
+): Promise<void> {
+  // Written for one table (Kysely cannot check a column of a table left open): each has `next_check_at`.
+  await db
+    .updateTable(table as 'card_applications')
+    .set({ next_check_at: next })
+    .where(checkedKeys[table] as 'id', '=', key)
+    .where('next_check_at', '<=', now)
+    .execute();
+}
+
 /** The merchant and environment of a row: its scope on the merchant's clock, the context of a provider call. */
 export const scopeOf = (row: { merchant_id: string; environment: Environment }) => ({
   merchantId: row.merchant_id,
