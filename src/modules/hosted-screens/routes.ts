@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { AppInstance, RouteModule } from '../../platform/http/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/routes/route.js';
-import { merchantWrite } from '../../platform/routes/route-kinds.js';
+import { merchantWrite, sandboxStep } from '../../platform/routes/route-kinds.js';
 import { registerHostedPages } from './pages.js';
 import { screenRegistry, sandboxOutcomes, type HostedScreen } from './screen.js';
 import { completeInSandbox, getFrameAncestors, hostedScreenErrors, setFrameAncestors } from './service.js';
@@ -49,7 +49,7 @@ export function hostedScreenRoutes(screens: readonly HostedScreen[]): RouteModul
     route.post(
       '/v1/sandbox/hosted-screens/:ticket_id/complete',
       {
-        access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
+        access: sandboxStep,
         errors: hostedScreenErrors.sandboxComplete,
         schema: {
           operationId: 'completeSandboxHostedScreen',

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { MemberRef } from '../../platform/routes/list-filters.js';
 import { constantList } from '../../platform/routes/pagination.js';
 import { publicRoutes } from '../../platform/routes/route-module.js';
-import { idParams, memberWrite, readList, readOne } from '../../platform/routes/route-kinds.js';
+import { idParams, memberWrite, readList, readOne, sandboxStep } from '../../platform/routes/route-kinds.js';
 import { hostedOrigin } from '../hosted-screens/index.js';
 import { requirementsOf } from './queries.js';
 import { orderRequirements } from './rules.js';
@@ -117,7 +117,7 @@ export const kycRoutes = publicRoutes((route, ctx) => {
   route.post(
     '/v1/sandbox/kyc/:member_id/review',
     {
-      access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
+      access: sandboxStep,
       errors: kycErrors.sandboxReview,
       schema: {
         operationId: 'reviewSandboxKyc',

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../platform/http/http-app.js';
 import type { ServiceContext } from '../../service-context.js';
 import { router } from '../../platform/routes/route.js';
+import { sandboxStep } from '../../platform/routes/route-kinds.js';
 import { injectedBehaviors, injectionTtlSeconds, upstreamNames } from '../../upstreams/port.js';
 import type { TimedProcess } from '../../jobs/types.js';
 import { presetBehavior, resetSandbox } from './service.js';
@@ -50,7 +51,7 @@ export const sandboxRoutes =
     route.post(
       '/v1/sandbox/clock/advance',
       {
-        access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
+        access: sandboxStep,
         errors: ['invalid_request', 'rate_limited'],
         schema: {
           operationId: 'advanceSandboxClock',
@@ -86,7 +87,7 @@ export const sandboxRoutes =
     route.post(
       '/v1/sandbox/upstream-behavior',
       {
-        access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
+        access: sandboxStep,
         schema: {
           operationId: 'setSandboxUpstreamBehavior',
           summary: "Preset how one upstream's money-moving step answers",
@@ -129,7 +130,7 @@ export const sandboxRoutes =
     route.post(
       '/v1/sandbox/reset',
       {
-        access: { scope: 'merchant:read', principal: 'merchant', idempotency: 'required', sandboxOnly: true },
+        access: sandboxStep,
         schema: {
           operationId: 'resetSandbox',
           summary: "Clear this merchant's sandbox logs and injected behaviours",
