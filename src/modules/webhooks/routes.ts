@@ -216,26 +216,24 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
 
   route.post(
     '/v1/webhooks/deliveries/requeue',
-    {
-      access: { scope: 'merchant:read', idempotency: 'required' },
-      schema: {
-        operationId: 'requeueWebhookDeliveries',
-        summary: 'Requeue failed and dead deliveries since a time',
-        description:
-          `Every \`failed\` and/or \`dead\` record created at or after \`since\` goes back to the queue with a ` +
-          `new attempt schedule, oldest first (records of a disabled or deleted endpoint, or of one that no ` +
-          `longer subscribes to their event's type, stay as they are until it is enabled or widened again), at ` +
-          `most ${requeueBatchMax} per call (\`has_more\` then says to call again).`,
-        tags,
-        body: Type.Object({
-          since: Type.String({ format: 'date-time' }),
-          status: Type.Optional(
-            Type.Union([Type.Literal('failed'), Type.Literal('dead')], { description: 'default: both' }),
-          ),
-        }),
-        response: { 200: RequeueResult },
-      },
-    },
+    merchantWrite({
+      scope: 'merchant:read',
+      operationId: 'requeueWebhookDeliveries',
+      summary: 'Requeue failed and dead deliveries since a time',
+      description:
+        `Every \`failed\` and/or \`dead\` record created at or after \`since\` goes back to the queue with a ` +
+        `new attempt schedule, oldest first (records of a disabled or deleted endpoint, or of one that no ` +
+        `longer subscribes to their event's type, stay as they are until it is enabled or widened again), at ` +
+        `most ${requeueBatchMax} per call (\`has_more\` then says to call again).`,
+      tags,
+      body: Type.Object({
+        since: Type.String({ format: 'date-time' }),
+        status: Type.Optional(
+          Type.Union([Type.Literal('failed'), Type.Literal('dead')], { description: 'default: both' }),
+        ),
+      }),
+      response: { 200: RequeueResult },
+    }),
     async ({ principal, body, writeNow }) =>
       writeNow(async (trx, now) => {
         const { queued, limit } = await requeueSince(trx, principal, new Date(body.since), body.status, now);
@@ -245,23 +243,21 @@ export async function webhookRoutes(app: AppInstance, ctx: ServiceContext): Prom
 
   route.post(
     '/v1/webhooks/deliveries/:id/redeliver',
-    {
-      access: { scope: 'merchant:read', idempotency: 'required' },
+    merchantWrite({
+      scope: 'merchant:read',
       errors: webhookErrors.redeliver,
-      schema: {
-        operationId: 'redeliverWebhookDelivery',
-        summary: 'Redeliver a webhook',
-        description:
-          '`dead` and `failed` records are queued again with a new attempt schedule; a `no_subscriber` ' +
-          'record is bound to the endpoints that subscribe now (one record each), or refused with ' +
-          '`state_invalid` if none does. `sent` and `pending` answer `state_invalid`, and so does a `dead` ' +
-          'or `failed` record whose endpoint is disabled or deleted (re-enable the endpoint first) or no ' +
-          'longer subscribes to the event type (add it to `event_types` first). Queued, not delivered.',
-        tags,
-        params: IdParams('whd'),
-        response: { 200: Type.Object({ id: Type.String(), queued: Type.Literal(true) }) },
-      },
-    },
+      operationId: 'redeliverWebhookDelivery',
+      summary: 'Redeliver a webhook',
+      description:
+        '`dead` and `failed` records are queued again with a new attempt schedule; a `no_subscriber` ' +
+        'record is bound to the endpoints that subscribe now (one record each), or refused with ' +
+        '`state_invalid` if none does. `sent` and `pending` answer `state_invalid`, and so does a `dead` ' +
+        'or `failed` record whose endpoint is disabled or deleted (re-enable the endpoint first) or no ' +
+        'longer subscribes to the event type (add it to `event_types` first). Queued, not delivered.',
+      tags,
+      params: IdParams('whd'),
+      response: { 200: Type.Object({ id: Type.String(), queued: Type.Literal(true) }) },
+    }),
     async ({ principal, params, writeNow }) => writeNow((trx, now) => redeliver(trx, principal, params.id, now)),
   );
 }
