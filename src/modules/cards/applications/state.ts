@@ -5,7 +5,7 @@ import type {
 } from '../../../upstreams/card/port.js';
 import { providerStatusOf, type CallOutcome } from '../../../upstreams/port.js';
 import type { ApplicationStatus } from './tables.js';
-import type { Verdict } from '../shared/state.js';
+import { statusQueryDecision, type Verdict } from '../shared/state.js';
 
 /** The application's state machine as pure functions (docs/cards.md, "States"), and what the issuer's answers mean for
  * it. */
@@ -102,26 +102,26 @@ export function applicationQueryDecision(
   callAgeMs: number,
   notFoundGraceMs: number,
 ): ApplicationReconcileDecision {
-  switch (answer.kind) {
-    case 'timeout':
-    case 'unknown':
-      return { kind: 'wait' };
-    case 'not_found':
-      return callAgeMs >= notFoundGraceMs ? { kind: 'resubmit' } : { kind: 'wait' };
-    case 'found':
-      switch (answer.status) {
+  return statusQueryDecision(
+    answer,
+    callAgeMs,
+    notFoundGraceMs,
+    { kind: 'resubmit' },
+    (found): ApplicationReconcileDecision => {
+      switch (found.status) {
         case 'in_review':
           return { kind: 'received' };
         case 'approved':
           // Approved without the card's data is not an answer we can open a card on.
-          return answer.card ? { kind: 'decide', decision: 'approved' } : { kind: 'wait' };
+          return found.card ? { kind: 'decide', decision: 'approved' } : { kind: 'wait' };
         case 'rejected':
         case 'need_docs':
-          return { kind: 'decide', decision: answer.status };
+          return { kind: 'decide', decision: found.status };
         default:
-          return waitOn(answer.status);
+          return waitOn(found.status);
       }
-  }
+    },
+  );
 }
 
 /** A re-submission's answer: refused → rejected (fee refunded); received only on a status that says so; anything else

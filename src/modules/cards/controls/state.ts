@@ -1,4 +1,5 @@
 import { providerStatusOf, type CallOutcome, type StatusOutcome } from '../../../upstreams/port.js';
+import { statusQueryDecision } from '../shared/state.js';
 
 // Reconciliation of an unconfirmed merchant-rule set (docs/cards.md, "Reconciliation"): what the
 // issuer's answer to a status query means. Only what the issuer says counts; an unanswered query
@@ -19,22 +20,16 @@ export function rulesQueryDecision(
   ageMs: number,
   notFoundGraceMs: number,
 ): RulesReconcileDecision {
-  switch (answer.kind) {
-    case 'timeout':
-    case 'unknown':
-      return { kind: 'wait' };
-    case 'not_found':
-      return ageMs >= notFoundGraceMs ? { kind: 'repush' } : { kind: 'wait' };
-    case 'found':
-      switch (providerStatusOf(answer.status)) {
-        case 'succeeded':
-          return { kind: 'confirm' };
-        case 'failed':
-          return { kind: 'refused' };
-        default:
-          return { kind: 'wait' };
-      }
-  }
+  return statusQueryDecision(answer, ageMs, notFoundGraceMs, { kind: 'repush' }, (found): RulesReconcileDecision => {
+    switch (providerStatusOf(found.status)) {
+      case 'succeeded':
+        return { kind: 'confirm' };
+      case 'failed':
+        return { kind: 'refused' };
+      default:
+        return { kind: 'wait' };
+    }
+  });
 }
 
 /** What the answer to a re-push means (the same rules as the request's own answer). */
