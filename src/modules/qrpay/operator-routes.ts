@@ -7,10 +7,9 @@ import {
 } from '../../platform/routes/operator-route.js';
 import { operatorRoutes } from '../../platform/routes/route-module.js';
 import { PageQuery, constantList } from '../../platform/routes/pagination.js';
-import { assetScale, listAssets } from '../assets/index.js';
-import { qrSchemes } from './schemes.js';
+import { assetScale } from '../assets/index.js';
 import { findOrder } from './queries.js';
-import { listOpenOrders } from './reads.js';
+import { listOpenOrders, schemesWithPayable } from './reads.js';
 import { reconcileDueOrders } from './reconcile.js';
 import { refundPayment, resolvePayment } from './operator.js';
 import { operatorOrderView } from './views.js';
@@ -64,12 +63,9 @@ const OperatorQrPayment = Type.Object(
 export const qrpayOperatorRoutes = operatorRoutes((route, ctx) => {
   const { db } = ctx;
 
-  route.get('/admin/v1/qrpay/schemes', operatorList({ operationId: 'listQrpaySchemes', item: Scheme }), async () => {
-    const enabled = new Set(
-      (await listAssets(db, { enabledOnly: true })).filter((a) => a.type === 'fiat').map((a) => a.code),
-    );
-    return constantList(qrSchemes.map((s) => ({ ...s, guids: [...s.guids], payable: enabled.has(s.currency) })));
-  });
+  route.get('/admin/v1/qrpay/schemes', operatorList({ operationId: 'listQrpaySchemes', item: Scheme }), async () =>
+    constantList((await schemesWithPayable(db)).map((s) => ({ ...s, guids: [...s.guids] }))),
+  );
 
   // Orders whose outcome is not final yet (processing, or suspended awaiting an operator).
   route.get(

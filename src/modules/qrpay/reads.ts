@@ -3,10 +3,11 @@ import type { ServiceContext } from '../../service-context.js';
 import { ApiError } from '../../platform/errors.js';
 import { type PageParams } from '../../platform/routes/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
-import { assetScale, pageAtScale } from '../assets/index.js';
+import { assetScale, listAssets, pageAtScale } from '../assets/index.js';
 import { qrAmountText, readQr } from './decode.js';
 import { callOf, safely } from './provider.js';
 import { findOrder, openOrdersQuery, paymentsQuery, payableAsset, type Db } from './queries.js';
+import { qrSchemes } from './schemes.js';
 import type { PublicStatus } from './state.js';
 import { operatorOrderView, orderView } from './views.js';
 import type { Caller } from '../../platform/caller.js';
@@ -14,6 +15,14 @@ import type { Caller } from '../../platform/caller.js';
 function upstreamCheckError(kind: 'refused' | 'timeout' | 'unknown'): ApiError {
   if (kind === 'refused') return new ApiError('qr_code_invalid', 'The QR code was refused by the payment network.');
   return kind === 'timeout' ? new ApiError('upstream_timeout') : new ApiError('upstream_error');
+}
+
+/** The scheme catalogue, each scheme `payable` while its currency is an enabled fiat asset. */
+export async function schemesWithPayable(db: Db) {
+  const enabled = new Set(
+    (await listAssets(db, { enabledOnly: true })).filter((a) => a.type === 'fiat').map((a) => a.code),
+  );
+  return qrSchemes.map((s) => ({ ...s, payable: enabled.has(s.currency) }));
 }
 
 /** POST /v1/qrpay/decode: what the QR says, checked with the provider (read-only). */

@@ -11,10 +11,8 @@ import {
 } from '../../platform/routes/route-kinds.js';
 import { publicRoutes } from '../../platform/routes/route-module.js';
 import type { ErrorCode } from '../../platform/errors.js';
-import { decodeQr, getPayment, listPayments } from './reads.js';
+import { decodeQr, getPayment, listPayments, schemesWithPayable } from './reads.js';
 import { claimLeaseMs, finishPayment, noteLengthMax, openPayment, paymentPlan } from './create.js';
-import { qrSchemes } from './schemes.js';
-import { listAssets } from '../assets/index.js';
 
 const tags = ['QR pay'];
 
@@ -115,20 +113,16 @@ export const qrpayRoutes = publicRoutes((route, ctx) => {
       tags,
       item: QrScheme,
     }),
-    async () => {
-      const enabled = new Set(
-        (await listAssets(db, { enabledOnly: true })).filter((a) => a.type === 'fiat').map((a) => a.code),
-      );
-      return constantList(
-        qrSchemes.map((s) => ({
-          id: s.id,
-          name: s.name,
-          country: s.country,
-          currency: s.currency,
-          payable: enabled.has(s.currency),
+    async () =>
+      constantList(
+        (await schemesWithPayable(db)).map(({ id, name, country, currency, payable }) => ({
+          id,
+          name,
+          country,
+          currency,
+          payable,
         })),
-      );
-    },
+      ),
   );
 
   route.post(
