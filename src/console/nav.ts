@@ -1,5 +1,5 @@
 import type { PageRequest } from './http.js';
-import { can } from './rules.js';
+import { can, type Permission } from './rules.js';
 
 /** The console's side navigation: its groups and their pages, some shown only where they apply. */
 
@@ -8,47 +8,45 @@ interface NavItem {
   label: string;
   show?: (page: PageRequest) => boolean;
 }
+
+const inSandbox = (page: PageRequest) => page.environment === 'sandbox';
+const allowedTo = (permission: Permission) => (page: PageRequest) => can(page.session.role, permission);
+
+/** A group of pages, one row each: its path under the environment, its label, and when it is shown (else always). */
+const group = (heading: string, rows: [path: string, label: string, show?: NavItem['show']][]) => ({
+  heading,
+  items: rows.map(([path, label, show]): NavItem => ({ path, label, show })),
+});
+
 export const nav: { heading: string; items: NavItem[] }[] = [
-  { heading: 'Overview', items: [{ path: '', label: 'Balances' }] },
-  {
-    heading: 'Developers',
-    items: [
-      { path: '/keys', label: 'API keys' },
-      { path: '/webhooks', label: 'Webhooks' },
-      { path: '/deliveries', label: 'Webhook deliveries' },
-      { path: '/events', label: 'Events' },
-      { path: '/api-log', label: 'API calls' },
-    ],
-  },
-  {
-    heading: 'Money',
-    items: [
-      { path: '/members', label: 'Members' },
-      { path: '/withdrawals', label: 'Withdrawals' },
-      { path: '/deposits', label: 'Deposits' },
-      { path: '/ledger', label: 'Ledger' },
-      { path: '/exports', label: 'Exports' },
-    ],
-  },
-  {
-    heading: 'Orders',
-    items: [
-      { path: '/qr-payments', label: 'QR payments' },
-      { path: '/remittances', label: 'Remittances' },
-      { path: '/exchange', label: 'Exchange orders' },
-      { path: '/earn', label: 'Earn orders' },
-      { path: '/earn-positions', label: 'Earn positions' },
-      { path: '/cards', label: 'Cards' },
-    ],
-  },
-  {
-    heading: 'Settings',
-    items: [
-      { path: '/tools', label: 'Sandbox tools', show: (p) => p.environment === 'sandbox' },
-      { path: '/helpers', label: 'Sandbox test helpers', show: (p) => p.environment === 'sandbox' },
-      { path: '/branding', label: 'Branding', show: (p) => can(p.session.role, 'branding.write') },
-      { path: '/audit', label: 'Audit log', show: (p) => can(p.session.role, 'audit.read') },
-      { path: '/account', label: 'Your account' },
-    ],
-  },
+  group('Overview', [['', 'Balances']]),
+  group('Developers', [
+    ['/keys', 'API keys'],
+    ['/webhooks', 'Webhooks'],
+    ['/deliveries', 'Webhook deliveries'],
+    ['/events', 'Events'],
+    ['/api-log', 'API calls'],
+  ]),
+  group('Money', [
+    ['/members', 'Members'],
+    ['/withdrawals', 'Withdrawals'],
+    ['/deposits', 'Deposits'],
+    ['/ledger', 'Ledger'],
+    ['/exports', 'Exports'],
+  ]),
+  group('Orders', [
+    ['/qr-payments', 'QR payments'],
+    ['/remittances', 'Remittances'],
+    ['/exchange', 'Exchange orders'],
+    ['/earn', 'Earn orders'],
+    ['/earn-positions', 'Earn positions'],
+    ['/cards', 'Cards'],
+  ]),
+  group('Settings', [
+    ['/tools', 'Sandbox tools', inSandbox],
+    ['/helpers', 'Sandbox test helpers', inSandbox],
+    ['/branding', 'Branding', allowedTo('branding.write')],
+    ['/audit', 'Audit log', allowedTo('audit.read')],
+    ['/account', 'Your account'],
+  ]),
 ];
