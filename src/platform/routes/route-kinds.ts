@@ -9,10 +9,10 @@ import type { Scope } from '../auth/scopes.js';
 
 /**
  * The route kinds every area declares alike (see "Writing a route" in docs/architecture.md): reading
- * one object by its id, listing objects, and the operator's reads and writes of catalogues and orders.
- * Each helper builds the `{ access, errors, schema }` a route shorthand takes from what differs
- * between areas; the conventions of the kind (who may call, the success status, the page envelope)
- * are set here once:
+ * one object by its id, listing objects, a member's or the merchant's write, and the operator's reads
+ * and writes of catalogues and orders. Each helper builds the `{ access, errors, schema }` a route
+ * shorthand takes from what differs between areas; the conventions of the kind (who may call, the
+ * success status, the page envelope, the idempotency key) are set here once:
  *
  *   route.get(
  *     '/v1/withdrawals/:id',
