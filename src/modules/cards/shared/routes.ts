@@ -6,9 +6,15 @@ import type { ErrorCode } from '../../../platform/errors.js';
 import type { RouteModule } from '../../../platform/http/http-app.js';
 import type { StoredResult } from '../../../platform/queries/idempotency.js';
 import type { Router } from '../../../platform/routes/route.js';
-import { readList, readOne, sandboxStep } from '../../../platform/routes/route-kinds.js';
+import {
+  memberWrite as anyMemberWrite,
+  merchantWrite,
+  readList,
+  readOne,
+  sandboxStep,
+} from '../../../platform/routes/route-kinds.js';
 import { publicRoutes } from '../../../platform/routes/route-module.js';
-import type { ClaimOutcome, Effect, RouteDefinition, Sent } from '../../../platform/routes/route-types.js';
+import type { ClaimOutcome, Effect, Sent } from '../../../platform/routes/route-types.js';
 import { hostedOrigin } from '../../hosted-screens/index.js';
 import type { MemberCardCaller } from './queries.js';
 import { IdParams, Ticket } from './schemas.js';
@@ -61,32 +67,16 @@ export function cardList<
 
 type Responses = { [status: number]: TSchema };
 
-/** A write's schema, its keys in the order the OpenAPI document has always had them. */
-type WriteSchema<P, B, R extends Responses> = Operation & { tags: string[]; params: P; body: B; response: R };
-
 interface WriteSpec<B, R extends Responses> extends Operation {
   errors: readonly ErrorCode[];
   body?: B;
   response: R;
 }
 
-function writeSchema<P, B, R extends Responses>(spec: WriteSpec<B, R>, params: P, schemaTags: string[]) {
-  const { operationId, summary, description, body, response } = spec;
-  return {
-    operationId,
-    summary,
-    ...(description !== undefined ? { description } : {}),
-    tags: schemaTags,
-    ...(params ? { params } : {}),
-    ...(body ? { body } : {}),
-    response,
-  } as WriteSchema<P, B, R>;
-}
-
 /**
- * A member's write (`cards:write`, or `cards:secure` for the reveal screen) with a key, required
- * unless `idempotency` says optional; on the object the path's id names unless `params` says otherwise
- * (`null`: the path names none).
+ * A member's write (`memberWrite`: `cards:write`, or `cards:secure` for the reveal screen) with a key, required
+ * unless `idempotency` says optional; on the object the path's id names unless `params` says otherwise (`null`: the
+ * path names none). `secretBodyFields`: the body's secrets (a PIN), kept out of the key's record.
  */
 export function memberWrite<
   const R extends Responses,
@@ -94,31 +84,23 @@ export function memberWrite<
   B extends TSchema | undefined = undefined,
   const Sc extends 'cards:write' | 'cards:secure' = 'cards:write',
   const I extends 'required' | 'optional' = 'required',
->(
-  spec: WriteSpec<B, R> & { params?: P; scope?: Sc; idempotency?: I; secretBodyFields?: readonly string[] },
-): RouteDefinition<
-  { scope: Sc; principal: 'member'; idempotency: I },
-  WriteSchema<P extends null ? undefined : P, B, R>
-> {
-  const { scope = 'cards:write', idempotency = 'required', secretBodyFields } = spec;
-  const params = (spec.params === undefined ? IdParams : (spec.params ?? undefined)) as P | undefined;
-  return {
-    access: {
-      scope: scope as Sc,
-      principal: 'member',
-      idempotency: idempotency as I,
-      ...(secretBodyFields ? { secretBodyFields } : {}),
-    },
-    errors: spec.errors,
-    schema: writeSchema(spec, params, tags) as WriteSchema<P extends null ? undefined : P, B, R>,
-  };
+>(spec: WriteSpec<B, R> & { params?: P; scope?: Sc; idempotency?: I; secretBodyFields?: readonly string[] }) {
+  const { scope = 'cards:write' as Sc, params, secretBodyFields, ...rest } = spec;
+  const write = anyMemberWrite({
+    ...rest,
+    scope,
+    tags,
+    params: (params === undefined ? IdParams : (params ?? undefined)) as P extends null ? undefined : P,
+  });
+  return secretBodyFields ? { ...write, access: { ...write.access, secretBodyFields } } : write;
 }
 
-/** A sandbox step on the object the path's id names (`sandboxStep`), tagged `Sandbox`. */
+/** A sandbox step (`sandboxStep`) on the object the path's id names, tagged `Sandbox`. */
 export function sandboxCardStep<const R extends Responses, B extends TSchema | undefined = undefined>(
   spec: WriteSpec<B, R>,
-): RouteDefinition<typeof sandboxStep, WriteSchema<typeof IdParams, B, R>> {
-  return { access: sandboxStep, errors: spec.errors, schema: writeSchema(spec, IdParams, ['Sandbox']) };
+) {
+  const write = merchantWrite({ ...spec, scope: sandboxStep.scope, tags: ['Sandbox'], params: IdParams });
+  return { ...write, access: sandboxStep };
 }
 
 /**
