@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
-import { Nullable, AddressSchema } from '../shared/schemas.js';
+import { Nullable } from '../../../platform/routes/route-kinds.js';
+import { AddressSchema } from '../shared/schemas.js';
 
 /** Route schemas of card applications. The single source for validation, types and OpenAPI. */
 

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { expiryShape } from './rules.js';
-import { Nullable, AddressSchema } from '../shared/schemas.js';
+import { Nullable } from '../../../platform/routes/route-kinds.js';
+import { AddressSchema } from '../shared/schemas.js';
 
 /** Route schemas of the card record and its activation. The single source for validation, types and OpenAPI. */
 

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Nullable } from '../shared/schemas.js';
+import { Nullable } from '../../../platform/routes/route-kinds.js';
 
 /** Route schemas of card controls (limits, merchant rules, billing address). The single source for validation, types
  * and OpenAPI. */

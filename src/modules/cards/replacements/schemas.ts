@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { PageQuery } from '../../../platform/routes/pagination.js';
-import { Nullable } from '../shared/schemas.js';
+import { Nullable } from '../../../platform/routes/route-kinds.js';
 
 /** Route schemas of card replacements. The single source for validation, types and OpenAPI. */
 

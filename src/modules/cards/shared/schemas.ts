@@ -4,8 +4,6 @@ import { idParams } from '../../../platform/routes/route-kinds.js';
 /** Route schemas several card sub-areas use (an address, a screen ticket, the id parameter). The single source for
  * validation, types and OpenAPI. */
 
-export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
-
 export const AddressSchema = Type.Object(
   {
     address: Type.String({ minLength: 1, maxLength: 200 }),
