@@ -1,7 +1,7 @@
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { OperatorEnvironment, OperatorIdParams as IdParams } from '../../../platform/routes/operator-route.js';
 import { operatorRoutes } from '../../../platform/routes/route-module.js';
-import { EnvironmentQuery } from '../../../platform/routes/route-kinds.js';
+import { EnvironmentQuery, operatorUpdate } from '../../../platform/routes/route-kinds.js';
 import { getMerchant } from '../../merchants/index.js';
 import { operatorProductView, updateProduct } from './service.js';
 import { OperatorCardProduct } from './schemas.js';
@@ -10,11 +10,12 @@ import { allProducts, authorizeBin, binAuthorizationsOf, withdrawBin } from './q
 /** A merchant and one BIN (6 to 8 digits), for PUT and DELETE alike: DELETE took any text and answered 200 echoing it.
  * */
 const BinParams = Type.Object({ id: IdParams.properties.id, bin: Type.String({ pattern: '^[0-9]{6,8}$' }) });
-const Bins = Type.Object({
-  data: Type.Array(Type.Object({ bin: Type.String(), created_at: Type.String() })),
-  next_cursor: Type.Null(),
-  has_more: Type.Boolean(),
-});
+/** A list the operator gets whole (never paged). */
+const wholeList = <T extends TSchema>(item: T) =>
+  Type.Object({ data: Type.Array(item), next_cursor: Type.Null(), has_more: Type.Boolean() });
+const Bins = wholeList(Type.Object({ bin: Type.String(), created_at: Type.String() }));
+/** A BIN's authorisation for a merchant after a PUT or a DELETE. */
+const BinAuthorization = Type.Object({ bin: Type.String(), authorized: Type.Boolean() });
 
 /** Operator side of cards: the product catalogue and per-merchant BIN authorisations (docs/cards.md). */
 export const cardOperatorRoutes = operatorRoutes((route, ctx) => {
@@ -26,13 +27,7 @@ export const cardOperatorRoutes = operatorRoutes((route, ctx) => {
       schema: {
         operationId: 'listCardProducts',
         querystring: Type.Object({ environment: Type.Optional(OperatorEnvironment) }),
-        response: {
-          200: Type.Object({
-            data: Type.Array(OperatorCardProduct),
-            next_cursor: Type.Null(),
-            has_more: Type.Boolean(),
-          }),
-        },
+        response: { 200: wholeList(OperatorCardProduct) },
       },
     },
     async ({ query }) => {
@@ -44,32 +39,28 @@ export const cardOperatorRoutes = operatorRoutes((route, ctx) => {
 
   route.patch(
     '/admin/v1/cards/products/:id',
-    {
+    operatorUpdate({
+      operationId: 'updateCardProduct',
       errors: ['not_found', 'invalid_fields', 'invalid_request'],
-      schema: {
-        operationId: 'updateCardProduct',
-        params: IdParams,
-        body: Type.Object({
-          enabled: Type.Optional(Type.Boolean()),
-          source_assets: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 16 }), { maxItems: 20 })),
-          opening_fee: Type.Optional(Type.String()),
-          topup_min: Type.Optional(Type.String()),
-          topup_max_single: Type.Optional(Type.String()),
-          max_single: Type.Optional(Type.String()),
-          max_daily: Type.Optional(Type.String()),
-          max_monthly: Type.Optional(Type.String()),
-          billing_address_updatable: Type.Optional(Type.Boolean()),
-          card_lists_supported: Type.Optional(Type.Boolean()),
-          replacement_fee: Type.Optional(
-            Type.String({ description: 'Charged on a security replacement (card currency)' }),
-          ),
-          postage_fee: Type.Optional(
-            Type.String({ description: 'Charged with it for a physical card (card currency)' }),
-          ),
-        }),
-        response: { 200: OperatorCardProduct },
-      },
-    },
+      params: IdParams,
+      body: Type.Object({
+        enabled: Type.Optional(Type.Boolean()),
+        source_assets: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 16 }), { maxItems: 20 })),
+        opening_fee: Type.Optional(Type.String()),
+        topup_min: Type.Optional(Type.String()),
+        topup_max_single: Type.Optional(Type.String()),
+        max_single: Type.Optional(Type.String()),
+        max_daily: Type.Optional(Type.String()),
+        max_monthly: Type.Optional(Type.String()),
+        billing_address_updatable: Type.Optional(Type.Boolean()),
+        card_lists_supported: Type.Optional(Type.Boolean()),
+        replacement_fee: Type.Optional(
+          Type.String({ description: 'Charged on a security replacement (card currency)' }),
+        ),
+        postage_fee: Type.Optional(Type.String({ description: 'Charged with it for a physical card (card currency)' })),
+      }),
+      response: OperatorCardProduct,
+    }),
     ({ params, body, write }) => write((trx) => updateProduct(trx, params.id, body, ctx.clock.real())),
   );
 
@@ -97,15 +88,12 @@ export const cardOperatorRoutes = operatorRoutes((route, ctx) => {
 
   route.put(
     '/admin/v1/merchants/:id/card-bins/:bin',
-    {
-      errors: ['not_found'],
-      schema: {
-        operationId: 'setMerchantCardBin',
-        params: BinParams,
-        body: Type.Object({ environment: OperatorEnvironment }),
-        response: { 200: Type.Object({ bin: Type.String(), authorized: Type.Boolean() }) },
-      },
-    },
+    operatorUpdate({
+      operationId: 'setMerchantCardBin',
+      params: BinParams,
+      body: Type.Object({ environment: OperatorEnvironment }),
+      response: BinAuthorization,
+    }),
     ({ params, body, write }) =>
       write(async (trx) => {
         await getMerchant(trx, params.id); // 404 for an unknown merchant (the insert's foreign key was a 500)
@@ -122,7 +110,7 @@ export const cardOperatorRoutes = operatorRoutes((route, ctx) => {
         operationId: 'deleteMerchantCardBin',
         params: BinParams,
         querystring: EnvironmentQuery,
-        response: { 200: Type.Object({ bin: Type.String(), authorized: Type.Boolean() }) },
+        response: { 200: BinAuthorization },
       },
     },
     ({ params, query, write }) =>

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { OperatorIdParams as IdParams } from '../../../platform/routes/operator-route.js';
 import { operatorRoutes } from '../../../platform/routes/route-module.js';
-import { ApiError } from '../../../platform/errors.js';
+import { operatorReadOne, operatorUpdate, orNotFound } from '../../../platform/routes/route-kinds.js';
 import { formatAmount, minorFromDb, parseAmount } from '../../../money/index.js';
 import { resolveByHand } from '../../../provider-orders/index.js';
 import { lockProductBySeq, productSeqOf, updateProductRow } from '../products/queries.js';
@@ -51,31 +51,26 @@ export const cardMoneyOperatorRoutes = operatorRoutes((route, ctx) => {
 
   route.patch(
     '/admin/v1/cards/products/:id/topup-pricing',
-    {
+    operatorUpdate({
+      operationId: 'updateCardTopupPricing',
       errors: ['not_found', 'invalid_request'],
-      schema: {
-        operationId: 'updateCardTopupPricing',
-        params: IdParams,
-        body: Type.Object({
-          topup_fee_bps: Type.Optional(Bps),
-          topup_fee_fixed: Type.Optional(Type.String({ maxLength: 40 })),
-          topup_fx_markup_bps: Type.Optional(Bps),
-        }),
-        response: {
-          200: Type.Object({
-            product_id: Type.String(),
-            topup_fee_bps: Type.Integer(),
-            topup_fee_fixed: Type.String(),
-            topup_fx_markup_bps: Type.Integer(),
-          }),
-        },
-      },
-    },
+      params: IdParams,
+      body: Type.Object({
+        topup_fee_bps: Type.Optional(Bps),
+        topup_fee_fixed: Type.Optional(Type.String({ maxLength: 40 })),
+        topup_fx_markup_bps: Type.Optional(Bps),
+      }),
+      response: Type.Object({
+        product_id: Type.String(),
+        topup_fee_bps: Type.Integer(),
+        topup_fee_fixed: Type.String(),
+        topup_fx_markup_bps: Type.Integer(),
+      }),
+    }),
     ({ params, body, write }) =>
       write(async (trx) => {
         const seq = productSeqOf(params.id);
-        const product = seq ? await lockProductBySeq(trx, seq) : undefined;
-        if (!product) throw new ApiError('not_found', 'No such card product.');
+        const product = orNotFound(seq ? await lockProductBySeq(trx, seq) : undefined, 'No such card product.');
         const set: Record<string, unknown> = { updated_at: ctx.clock.real() };
         if (body.topup_fee_bps !== undefined) set.topup_fee_bps = body.topup_fee_bps;
         if (body.topup_fx_markup_bps !== undefined) set.topup_fx_markup_bps = body.topup_fx_markup_bps;
@@ -90,34 +85,26 @@ export const cardMoneyOperatorRoutes = operatorRoutes((route, ctx) => {
       }),
   );
 
+  /** The top-up the path names (`ctu_` prefix optional). */
+  const topUpOf = async (id: string) => orNotFound(await topUpById(db, withIdPrefix('ctu', id)), 'No such top-up.');
+
   route.get(
     '/admin/v1/cards/topups/:id',
-    {
-      errors: ['not_found'],
-      schema: { operationId: 'getCardTopup', params: IdParams, response: { 200: OperatorCardTopUp } },
-    },
-    async ({ params }) => {
-      const row = await topUpById(db, withIdPrefix('ctu', params.id));
-      if (!row) throw new ApiError('not_found', 'No such top-up.');
-      return operatorTopUpView(db, row);
-    },
+    operatorReadOne({ operationId: 'getCardTopup', params: IdParams, response: OperatorCardTopUp }),
+    async ({ params }) => operatorTopUpView(db, await topUpOf(params.id)),
   );
 
   route.post(
     '/admin/v1/cards/topups/:id/resolve',
-    {
+    operatorUpdate({
+      operationId: 'resolveCardTopup',
       errors: ['not_found', 'state_invalid'],
-      schema: {
-        operationId: 'resolveCardTopup',
-        params: IdParams,
-        body: Type.Object({ status: Type.Union([Type.Literal('credited'), Type.Literal('failed')]) }),
-        response: { 200: OperatorCardTopUp },
-      },
-    },
+      params: IdParams,
+      body: Type.Object({ status: Type.Union([Type.Literal('credited'), Type.Literal('failed')]) }),
+      response: OperatorCardTopUp,
+    }),
     async ({ params, body }) => {
-      const id = withIdPrefix('ctu', params.id);
-      const row = await topUpById(db, id);
-      if (!row) throw new ApiError('not_found', 'No such top-up.');
+      const row = await topUpOf(params.id);
       // The issuer is asked first; another decision (the issuer's answer, a card that stopped) may
       // win the top-up meanwhile, or it cannot move (not yet sent): never 200 for a decision not taken.
       const done = await resolveByHand<CardTopupRow, TopUpDecision>({
@@ -127,7 +114,7 @@ export const cardMoneyOperatorRoutes = operatorRoutes((route, ctx) => {
         callInFlight: callInFlight(ctx, row),
         queryDecision: () => queryDecision(ctx, row),
         operatorDecision: body.status === 'credited' ? { kind: 'complete' } : { kind: 'fail', reason: 'operator' },
-        apply: (decision) => applyTopUpDecision(ctx, id, decision, 'query'),
+        apply: (decision) => applyTopUpDecision(ctx, row.id, decision, 'query'),
       });
       return operatorTopUpView(db, done);
     },
