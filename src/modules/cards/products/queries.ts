@@ -1,3 +1,4 @@
+import { inScope } from '../../../db/owned-by.js';
 import type { Environment } from '../../../db/schema.js';
 import type { Db } from '../shared/queries.js';
 import type { CardProductRow } from './tables.js';
@@ -26,8 +27,7 @@ export async function authorisedBins(db: Db, merchantId: string, environment: En
   const rows = await db
     .selectFrom('card_bin_authorizations')
     .select('bin')
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment)
+    .where(inScope({ merchantId, environment }))
     .execute();
   return rows.map((r) => r.bin);
 }
@@ -74,8 +74,7 @@ export function binAuthorizationsOf(db: Db, merchantId: string, environment: Env
   return db
     .selectFrom('card_bin_authorizations')
     .select(['bin', 'created_at'])
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment)
+    .where(inScope({ merchantId, environment }))
     .orderBy('bin')
     .execute();
 }
@@ -91,8 +90,7 @@ export async function authorizeBin(db: Db, merchantId: string, environment: Envi
 export async function withdrawBin(db: Db, merchantId: string, environment: Environment, bin: string): Promise<void> {
   await db
     .deleteFrom('card_bin_authorizations')
-    .where('merchant_id', '=', merchantId)
-    .where('environment', '=', environment)
+    .where(inScope({ merchantId, environment }))
     .where('bin', '=', bin)
     .execute();
 }
