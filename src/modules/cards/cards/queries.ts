@@ -1,3 +1,4 @@
+import { ApiError } from '../../../platform/errors.js';
 import { findOwned, type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { earliestDue } from '../../../db/earliest-due.js';
 import { ownedBy, inScope } from '../../../db/owned-by.js';
@@ -9,6 +10,13 @@ import type { CardRow, CardsTable } from './tables.js';
 /** The caller's card by its id, locked when `forUpdate`. */
 export function findCard(db: Db, caller: CardCaller, id: string, forUpdate = false): Promise<CardRow | undefined> {
   return findOwned(db, 'cards', caller, id, forUpdate);
+}
+
+/** The caller's card by its id, locked when `forUpdate`; `not_found` when it has none of that id. */
+export async function cardOrNotFound(db: Db, caller: CardCaller, id: string, forUpdate = false): Promise<CardRow> {
+  const card = await findCard(db, caller, id, forUpdate);
+  if (!card) throw new ApiError('not_found', 'No such card.');
+  return card;
 }
 
 export function cardsQuery(db: Db, caller: MemberCardCaller) {

@@ -25,7 +25,7 @@ import {
   voidTicket,
   ticketScope,
 } from '../../hosted-screens/index.js';
-import { findCard } from './queries.js';
+import { cardOrNotFound, findCard } from './queries.js';
 import { type Db, type MemberCardCaller } from '../shared/queries.js';
 import { expiryText } from './rules.js';
 import { rowScope } from '../../../db/owned-by.js';
@@ -57,8 +57,7 @@ export async function secureSession(
   id: string,
   origin: string,
 ) {
-  const card = await findCard(trx, caller, id, true);
-  if (!card) throw new ApiError('not_found', 'No such card.');
+  const card = await cardOrNotFound(trx, caller, id, true);
   if (!canReveal(card))
     throw new ApiError(
       'state_invalid',

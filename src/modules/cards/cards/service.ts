@@ -12,7 +12,7 @@ import { keysetPage, viewPage } from '../../../db/keyset-page.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { requireStepUp, type StepUpCall, stepUpObjectRef } from '../../step-up/index.js';
 import { emitCardStatus } from '../shared/events.js';
-import { cardsQuery, findCard, setCard, updateCard } from './queries.js';
+import { cardOrNotFound, cardsQuery, findCard, setCard, updateCard } from './queries.js';
 import { type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import {
   activationResumeDecision,
@@ -43,8 +43,7 @@ export const cardErrors = {
 export const activationLeaseMs = 60_000;
 
 export async function getCard(db: Db, caller: CardCaller, id: string) {
-  const card = await findCard(db, caller, id);
-  if (!card) throw new ApiError('not_found', 'No such card.');
+  const card = await cardOrNotFound(db, caller, id);
   return cardView(db, card);
 }
 
@@ -91,8 +90,7 @@ export async function prepareActivation(
   stepUp: StepUpCall,
   attempt: ActivationAttempt,
 ): Promise<Prepared> {
-  const card = await findCard(trx, caller, id, true);
-  if (!card) throw new ApiError('not_found', 'No such card.');
+  const card = await cardOrNotFound(trx, caller, id, true);
   const now = await ctx.clock.now(trx, caller);
   const verdict = activationVerdict(
     {
@@ -217,8 +215,7 @@ export async function finishActivation(
 /** Sandbox: `POST /v1/sandbox/cards/{id}/ship` (extensions 8): a physical card's inventory row becomes shipped. */
 export async function sandboxShip(ctx: ServiceContext, caller: CardCaller, id: string) {
   return ctx.db.transaction().execute(async (trx) => {
-    const card = await findCard(trx, caller, id, true);
-    if (!card) throw new ApiError('not_found', 'No such card.');
+    const card = await cardOrNotFound(trx, caller, id, true);
     if (card.form_factor !== 'physical') throw new ApiError('state_invalid', 'Only physical cards are shipped.');
     if (card.inventory_status === 'in_production') {
       const now = await ctx.clock.now(trx, caller);

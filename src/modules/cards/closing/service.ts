@@ -16,7 +16,7 @@ import { providerStatusOf, type CallOutcome } from '../../../upstreams/port.js';
 import { returnCardBalance } from '../shared/balance-return.js';
 import { emitCardStatus } from '../shared/events.js';
 import { alertUnknownStatus } from '../controls/issuer-calls.js';
-import { findCard, lockCardById, updateCard } from '../cards/queries.js';
+import { cardOrNotFound, lockCardById, updateCard } from '../cards/queries.js';
 import type { MemberCardCaller } from '../shared/queries.js';
 import { inFlightReplacement, replacementUnderWay } from '../replacements/queries.js';
 import { claimClosingCheck, dueClosingCardIds, expiredCardIds } from './queries.js';
@@ -52,8 +52,7 @@ export async function prepareClose(
   caller: MemberCardCaller,
   id: string,
 ): Promise<ClosePrepared> {
-  const card = await findCard(trx, caller, id, true);
-  if (!card) throw new ApiError('not_found', 'No such card.');
+  const card = await cardOrNotFound(trx, caller, id, true);
   const verdict = closeVerdict({
     status: card.status,
     inFlightReplacement: (await inFlightReplacement(trx, card.id)) !== undefined,

@@ -10,7 +10,7 @@ import type { ServiceContext } from '../../../service-context.js';
 import { ApiError } from '../../../platform/errors.js';
 import { providerStatusOf, type CallOutcome, type NoAnswer } from '../../../upstreams/port.js';
 import { raiseAlertOnce } from '../../alerts/index.js';
-import { findCard, setCard } from '../cards/queries.js';
+import { cardOrNotFound, setCard } from '../cards/queries.js';
 import { productRowBySeq } from '../products/queries.js';
 import { scopeOf, type Db, type MemberCardCaller } from '../shared/queries.js';
 import type { CardRow, CardsTable } from '../cards/tables.js';
@@ -22,8 +22,7 @@ export const controlLeaseMs = 60_000;
 export const terminal = new Set(['closed', 'expired', 'replaced']);
 
 export async function memberCard(trx: Db, caller: MemberCardCaller, id: string): Promise<CardRow> {
-  const card = await findCard(trx, caller, id, true);
-  if (!card) throw new ApiError('not_found', 'No such card.');
+  const card = await cardOrNotFound(trx, caller, id, true);
   return card;
 }
 

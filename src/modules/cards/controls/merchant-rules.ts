@@ -8,7 +8,7 @@ import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, invalidFields } from '../../../platform/errors.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
-import { findCard } from '../cards/queries.js';
+import { cardOrNotFound } from '../cards/queries.js';
 import { type Db, type MemberCardCaller } from '../shared/queries.js';
 import type { CardRow } from '../cards/tables.js';
 import { merchantRuleProblems } from './rules.js';
@@ -51,8 +51,7 @@ const noRules = (cardId: string): MerchantRulesView => ({
 });
 
 export async function getMerchantRules(db: Db, caller: MemberCardCaller, id: string): Promise<MerchantRulesView> {
-  const card = await findCard(db, caller, id);
-  if (!card) throw new ApiError('not_found', 'No such card.');
+  const card = await cardOrNotFound(db, caller, id);
   const row = await merchantRulesOfCard(db, card.id);
   if (!row) return noRules(card.id);
   return {

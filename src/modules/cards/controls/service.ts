@@ -8,7 +8,7 @@ import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { ApiError, invalidFields, type ErrorCode } from '../../../platform/errors.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
-import { findCard } from '../cards/queries.js';
+import { cardOrNotFound } from '../cards/queries.js';
 import { cvvUnblockCallsBetween, deleteCvvUnblockCallsOutside, insertCvvUnblockCall } from './queries.js';
 import { lockMember } from '../../members/index.js';
 import { scopeOf, type MemberCardCaller } from '../shared/queries.js';
@@ -125,8 +125,7 @@ export async function prepareCvvUnblock(
   }
   await insertCvvUnblockCall(trx, caller.memberId, now);
   await deleteCvvUnblockCallsOutside(trx, caller.memberId, since, ahead);
-  const card = await findCard(trx, caller, id, true);
-  if (!card) throw new ApiError('not_found', 'No such card.');
+  const card = await cardOrNotFound(trx, caller, id, true);
   if (terminal.has(card.status)) throw new ApiError('state_invalid', `The card is ${card.status}.`);
   return { card, requestId: requestIdFor('cvv', card, key) };
 }

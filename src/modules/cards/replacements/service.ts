@@ -14,7 +14,7 @@ import { type PageParams } from '../../../platform/routes/pagination.js';
 import { keysetPage, viewPage } from '../../../db/keyset-page.js';
 import { formatAmount, minorFromDb } from '../../../money/index.js';
 import { emitReplacement } from '../shared/events.js';
-import { cardCurrencyOf, findCard, freezeCard } from '../cards/queries.js';
+import { cardOrNotFound, cardCurrencyOf, freezeCard } from '../cards/queries.js';
 import { type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { findReplacement, inFlightReplacement, insertReplacement, replacementsQuery } from './queries.js';
 import { replacementRequestVerdict, truncateNote } from './state.js';
@@ -47,8 +47,7 @@ export async function createReplacement(
   cardId: string,
   body: { reason: string; note?: string },
 ) {
-  const card = await findCard(trx, caller, cardId, true);
-  if (!card) throw new ApiError('not_found', 'No such card.');
+  const card = await cardOrNotFound(trx, caller, cardId, true);
   const verdict = replacementRequestVerdict(
     { status: card.status, inFlight: (await inFlightReplacement(trx, card.id)) !== undefined },
     body.reason,

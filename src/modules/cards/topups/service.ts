@@ -17,7 +17,7 @@ import { payingAsset, priceTopUp, type SourceCandidate, type TopUpPrice, type To
 import { type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { rateAfterSpread } from '../../../money/index.js';
-import { findCard } from '../cards/queries.js';
+import { cardOrNotFound } from '../cards/queries.js';
 import { productRowBySeq } from '../products/queries.js';
 import { replacementInFlight } from '../replacements/queries.js';
 import { findTopUp, topUpsOfCard } from './queries.js';
@@ -74,8 +74,7 @@ async function loadableCard(
   caller: MemberCardCaller,
   id: string,
 ): Promise<{ card: CardRow; product: CardProductRow }> {
-  const card = await findCard(db, caller, id);
-  if (!card) throw new ApiError('not_found', 'No such card.');
+  const card = await cardOrNotFound(db, caller, id);
   const product = await productRowBySeq(db, card.product_seq);
   const refusal =
     unloadable(card, product, false) ??
@@ -210,7 +209,6 @@ export async function getTopUp(db: Db, caller: CardCaller, cardId: string | unde
 
 /** A card's top-ups, newest first (cursor). Another member's card, or none: not_found. */
 export async function listTopUps(db: Db, caller: CardCaller, cardId: string, page: PageParams) {
-  const card = await findCard(db, caller, cardId);
-  if (!card) throw new ApiError('not_found', 'No such card.');
+  const card = await cardOrNotFound(db, caller, cardId);
   return viewPage(await keysetPage(topUpsOfCard(db, card.id), page), (row) => topUpView(db, row));
 }

@@ -12,7 +12,7 @@ import { minorFromDb, postEntry, type EntryLine } from '../../../money/index.js'
 import type { CardNetworkMessage } from '../../../upstreams/card/port.js';
 import type { CardCaller, Db } from '../shared/queries.js';
 import { emitCardEvent } from '../shared/events.js';
-import { findCard } from '../cards/queries.js';
+import { cardOrNotFound } from '../cards/queries.js';
 import type { CardRow } from '../cards/tables.js';
 import { cardStopped } from '../cards/state.js';
 import { cardTransactionReferenceType } from './rules.js';
@@ -107,7 +107,6 @@ export function networkOf(ctx: ServiceContext) {
 
 /** The card a message names: the caller's, else not_found. */
 export async function merchantCard(db: Db, caller: CardCaller, id: string): Promise<CardRow> {
-  const card = await findCard(db, caller, id);
-  if (!card) throw new ApiError('not_found', 'No such card.');
+  const card = await cardOrNotFound(db, caller, id);
   return card;
 }

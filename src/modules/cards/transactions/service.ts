@@ -29,7 +29,7 @@ import { productRowBySeq } from '../products/queries.js';
 import { merchantRulesOfCard } from '../controls/queries.js';
 import { transactionView } from './views.js';
 import { type CardCaller, type Db } from '../shared/queries.js';
-import { findCard, lockCardById } from '../cards/queries.js';
+import { cardOrNotFound, lockCardById } from '../cards/queries.js';
 import type { CardRow } from '../cards/tables.js';
 import { emit, insertTransaction, merchantCard, networkOf, post } from './records.js';
 import { assetScale } from '../../assets/index.js';
@@ -55,8 +55,7 @@ export async function listTransactions(
   cardId: string,
   page: PageParams & { type?: CardTransactionType },
 ) {
-  const card = await findCard(db, caller, cardId);
-  if (!card) throw new ApiError('not_found', 'No such card.');
+  const card = await cardOrNotFound(db, caller, cardId);
   return viewPage(await keysetPage(transactionsOfCard(db, card.id, page.type), page), (row) =>
     transactionView(db, row),
   );
