@@ -1,9 +1,8 @@
 /** Route schemas of card top-ups (quotes, top-ups, the operator's view): the single source for validation, types and
  * OpenAPI. */
 import { Type } from 'typebox';
+import { Nullable } from '../../../platform/routes/route-kinds.js';
 import { OperatorEnvironment } from '../../../platform/routes/operator-route.js';
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 export const TopUpBody = Type.Object(
   {

@@ -1,9 +1,8 @@
 /** Route schemas of card transactions and their sandbox network messages: the single source for validation, types and
  * OpenAPI. */
 import { Type } from 'typebox';
+import { Nullable } from '../../../platform/routes/route-kinds.js';
 import { declineReasons } from './rules.js';
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 export const CardTransaction = Type.Object(
   {
