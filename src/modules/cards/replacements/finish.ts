@@ -3,8 +3,6 @@
  * (the new card opened, the old one `replaced`, the reserved fees charged) or failed (the reserved
  * fees released, a voided inventory row restored).
  */
-import type { Transaction } from 'kysely';
-import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import {
   minorFromDb,
@@ -15,7 +13,7 @@ import {
   type EntryLine,
 } from '../../../money/index.js';
 import { emitCardStatus, emitReplacement } from '../shared/events.js';
-import { scopeOf } from '../shared/queries.js';
+import { scopeOf, type Trx } from '../shared/queries.js';
 import { replacementReferenceType } from '../shared/rules.js';
 import { openCard } from '../cards/opening.js';
 import { lockCardById, restoreCardInventory, updateCard } from '../cards/queries.js';
@@ -23,8 +21,6 @@ import { replacementTransition } from './state.js';
 import type { CardReplacementRow } from './tables.js';
 import { cardIdOfReplacement, lockReplacement, updateReplacement } from './queries.js';
 import { statusMove } from '../../../db/status-move.js';
-
-type Trx = Transaction<Database>;
 
 /** The fees reserved by `prepare` (frozen in `fee_asset`) charged or released: nothing when none were reserved. */
 async function postReservedFee(

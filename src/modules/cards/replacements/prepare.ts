@@ -3,8 +3,6 @@
  * expiry"): the card stopped as the reason asks, the fees reserved in a source asset the member
  * can pay them in, the replacement `processing/prepared`.
  */
-import type { Transaction } from 'kysely';
-import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import {
   accountBalance,
@@ -15,7 +13,7 @@ import {
 } from '../../../money/index.js';
 import { returnCardBalance } from '../shared/balance-return.js';
 import { emitReplacement } from '../shared/events.js';
-import { scopeOf } from '../shared/queries.js';
+import { scopeOf, type Trx } from '../shared/queries.js';
 import { replacementReferenceType } from '../shared/rules.js';
 import { productBySeq } from '../products/queries.js';
 import { feeInSource } from '../applications/rules.js';
@@ -29,8 +27,6 @@ import { cardIdOfReplacement, lockReplacement, updateReplacement } from './queri
 import { fail } from './finish.js';
 import { statusMove } from '../../../db/status-move.js';
 import { assetScale } from '../../assets/index.js';
-
-type Trx = Transaction<Database>;
 
 /**
  * Step 1, one transaction. Security reasons stop the card first, whatever follows: frozen, its

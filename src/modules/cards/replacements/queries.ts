@@ -1,14 +1,12 @@
 /** Reads and writes of card replacements (the request, its reads, the executor's steps and lease). */
-import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Updateable } from 'kysely';
 import { dueFirst, earliestDue } from '../../../db/earliest-due.js';
 import { ownedBy, inScope } from '../../../db/owned-by.js';
 import type { Database } from '../../../db/schema.js';
 import type { ClockScope } from '../../../platform/clock.js';
-import { findOwned, type CardCaller, type Db } from '../shared/queries.js';
+import { findOwned, type CardCaller, type Db, type Trx } from '../shared/queries.js';
 import { withPrefix } from '../../../platform/ids.js';
 import type { CardReplacementRow, CardReplacementsTable } from './tables.js';
-
-type Trx = Transaction<Database>;
 
 export const openReplacementStatuses = ['requested', 'processing'] as const;
 export const notLeased = sql<boolean>`(lease_until IS NULL OR lease_until < now())`;

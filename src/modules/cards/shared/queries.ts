@@ -1,4 +1,4 @@
-import { sql, type Kysely, type SelectQueryBuilder, type Selectable } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder, type Selectable, type Transaction } from 'kysely';
 import { ownedBy } from '../../../db/owned-by.js';
 import type { Database, Db, Environment } from '../../../db/schema.js';
 import { withPrefix } from '../../../platform/ids.js';
@@ -12,6 +12,9 @@ import { resolveMember } from '../../members/index.js';
 
 /** The one definition (src/db/schema.ts), re-exported for the card sub-areas' imports. */
 export type { Db } from '../../../db/schema.js';
+
+/** A transaction (a statement that must run in the caller's: a lock, a write with its event). */
+export type Trx = Transaction<Database>;
 
 /** Who asks: the merchant, and the member when the call is on its behalf. */
 export interface CardCaller {

@@ -1,14 +1,11 @@
 /** Reads and writes of card top-ups (the order, its reads, the dispatch claim). */
-import type { Insertable, Transaction } from 'kysely';
-import type { Database } from '../../../db/schema.js';
-import { ownedById, type CardCaller, type Db } from '../shared/queries.js';
+import type { Insertable } from 'kysely';
+import { ownedById, type CardCaller, type Db, type Trx } from '../shared/queries.js';
 import { withPrefix } from '../../../platform/ids.js';
 import type { CardTopupRow, CardTopupsTable } from './tables.js';
 import { inRows } from '../../../db/in-rows.js';
 import type { CardRow } from '../cards/tables.js';
 import type { CardProductRow } from '../products/tables.js';
-
-type Trx = Transaction<Database>;
 
 /**
  * One top-up of the caller's: under its card, or by its id alone when `cardId` is undefined.

@@ -1,14 +1,11 @@
 /** Reads and writes of card transactions (authorisations and the network's follow-ups, hold expiry). */
-import type { Insertable, Transaction, Updateable } from 'kysely';
+import type { Insertable, Updateable } from 'kysely';
 import { dueFirst, earliestDue } from '../../../db/earliest-due.js';
 import { inScope } from '../../../db/owned-by.js';
-import type { Database } from '../../../db/schema.js';
 import type { ClockScope } from '../../../platform/clock.js';
-import { findOwned, type CardCaller, type Db } from '../shared/queries.js';
+import { findOwned, type CardCaller, type Db, type Trx } from '../shared/queries.js';
 import { withPrefix } from '../../../platform/ids.js';
 import type { CardTransactionRow, CardTransactionType, CardTransactionsTable } from './tables.js';
-
-type Trx = Transaction<Database>;
 
 /** A card's transactions, optionally of one type: for `keysetPage`. */
 export function transactionsOfCard(db: Db, cardId: string, type: CardTransactionType | undefined) {
