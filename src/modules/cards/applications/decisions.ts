@@ -19,7 +19,7 @@ import {
 import type { ApplicationDecision, IssuedCard } from '../../../upstreams/card/port.js';
 import { minKycLevel } from '../../kyc/index.js';
 import { productBySeq } from '../products/queries.js';
-import { scopeOf, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { type Db, type MemberCardCaller } from '../shared/queries.js';
 import { emitCardEvent, emitCardStatus } from '../shared/events.js';
 import { openCard } from '../cards/opening.js';
 import { kycLevelOf, updateApplication } from './queries.js';
@@ -92,7 +92,7 @@ export async function decide(
   if (event === 'need_docs' || event === 'approved') set.upstream_outcome = 'accepted';
   // The KYC gate again at approval: a member whose level fell below `card_issuing` since applying
   // (a profile update under re-review) gets no card; the application fails and the fee is refunded.
-  const kycLapsed = event === 'approved' && !(await cardKycPasses(trx, { ...scopeOf(app), memberId: app.member_id }));
+  const kycLapsed = event === 'approved' && !(await cardKycPasses(trx, { ...rowScope(app), memberId: app.member_id }));
   if (kycLapsed) {
     set.status = 'failed';
     set.failure_reason = 'kyc_required';

@@ -4,6 +4,7 @@
  * says, the operator alert of a status outside our enumeration, and the change stored once the
  * issuer confirmed it.
  */
+import { rowScope } from '../../../db/owned-by.js';
 import { createHash } from 'node:crypto';
 import type { Updateable } from 'kysely';
 import type { ServiceContext } from '../../../service-context.js';
@@ -12,7 +13,7 @@ import { providerStatusOf, type CallOutcome, type NoAnswer } from '../../../upst
 import { raiseAlertOnce } from '../../alerts/index.js';
 import { cardOrNotFound, setCard } from '../cards/queries.js';
 import { productRowBySeq } from '../products/queries.js';
-import { scopeOf, type Db, type MemberCardCaller } from '../shared/queries.js';
+import { type Db, type MemberCardCaller } from '../shared/queries.js';
 import type { CardRow, CardsTable } from '../cards/tables.js';
 
 /** Lease of a key claimed before a synchronous issuer call. */
@@ -84,7 +85,7 @@ export async function alertUnknownStatus(
 /** A change the issuer confirmed, stored on the card at the merchant's time. */
 export async function storeConfirmed(ctx: ServiceContext, card: CardRow, set: Updateable<CardsTable>): Promise<void> {
   await ctx.db.transaction().execute(async (trx) => {
-    const now = await ctx.clock.now(trx, scopeOf(card));
+    const now = await ctx.clock.now(trx, rowScope(card));
     await setCard(trx, card.id, { ...set, updated_at: now });
   });
 }

@@ -2,6 +2,7 @@
  * The member's limits of a card (docs/cards.md): recorded at once and pushed to the issuer by a
  * job; only tightening takes effect when the push fails.
  */
+import { rowScope } from '../../../db/owned-by.js';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
@@ -12,7 +13,7 @@ import { minorFromDb, parseAmount } from '../../../money/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { providerStatusOf } from '../../../upstreams/port.js';
 import { cardByIdIfAny, lockCardById, setCard } from '../cards/queries.js';
-import { scopeOf, type MemberCardCaller } from '../shared/queries.js';
+import { type MemberCardCaller } from '../shared/queries.js';
 import { limitProblems, tighterLimits, type Limits } from './rules.js';
 import type { CardRow } from '../cards/tables.js';
 import { alertUnknownStatus, memberCard, productOf } from './issuer-calls.js';
@@ -107,7 +108,7 @@ export async function pushLimits(job: ClaimedJob, ctx: ServiceContext): Promise<
   if (!card || card.limits_version !== version) return;
   const wanted = limitsOf(card);
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.card.setLimits(scopeOf(card), {
+    ctx.upstreams.card.setLimits(rowScope(card), {
       requestId: `limits:${card.id}:${version}`,
       cardRef: card.upstream_ref,
       ...wanted,
@@ -127,7 +128,7 @@ export async function pushLimits(job: ClaimedJob, ctx: ServiceContext): Promise<
   await ctx.db.transaction().execute(async (trx) => {
     const locked = await lockCardById(trx, cardId);
     if (locked.limits_version !== version) return;
-    const now = await ctx.clock.now(trx, scopeOf(locked));
+    const now = await ctx.clock.now(trx, rowScope(locked));
     if (confirmed) {
       await setCard(trx, cardId, {
         confirmed_single: wanted.single,

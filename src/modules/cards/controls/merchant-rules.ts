@@ -3,6 +3,7 @@
  * synchronous issuer call (prepare with the key's claim, finish with the call), and what the
  * reconciliation (reconcile.ts) applies when the issuer's answer comes late.
  */
+import { rowScope } from '../../../db/owned-by.js';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
@@ -23,7 +24,7 @@ import {
   updateMerchantRules,
 } from './queries.js';
 import { confirmedOrUnknown, controlLeaseMs, memberCard, productOf, requestIdFor, terminal } from './issuer-calls.js';
-import { scopeOf } from '../shared/queries.js';
+
 import { isoOrNull } from '../../../platform/dates.js';
 
 export interface MerchantRulesBody {
@@ -137,7 +138,7 @@ function setOf(row: {
  * requested set stays stored as the baseline, unconfirmed; a retry with the same key asks again.
  */
 export async function finishMerchantRules(ctx: ServiceContext, p: PreparedRules): Promise<MerchantRulesView> {
-  const call = scopeOf(p.card);
+  const call = rowScope(p.card);
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.card.setMerchantRules(call, {
       requestId: p.requestId,

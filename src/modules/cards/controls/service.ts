@@ -3,6 +3,7 @@
  * synchronous issuer call) and the CVV unblock (5 calls per member per hour). The limits are
  * limits.ts, the card-level merchant rules merchant-rules.ts, what they share issuer-calls.ts.
  */
+import { rowScope } from '../../../db/owned-by.js';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
@@ -11,7 +12,7 @@ import { withDeadline } from '../../../upstreams/deadline.js';
 import { cardOrNotFound } from '../cards/queries.js';
 import { cvvUnblockCallsBetween, deleteCvvUnblockCallsOutside, insertCvvUnblockCall } from './queries.js';
 import { lockMember } from '../../members/index.js';
-import { scopeOf, type MemberCardCaller } from '../shared/queries.js';
+import { type MemberCardCaller } from '../shared/queries.js';
 import { addressProblems, normaliseAddress } from '../shared/rules.js';
 import type { Address } from '../shared/tables.js';
 import type { CardRow } from '../cards/tables.js';
@@ -68,7 +69,7 @@ export async function prepareBillingAddress(
  * when the outcome is unknown. */
 export async function finishBillingAddress(ctx: ServiceContext, p: PreparedAddress) {
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.card.updateBillingAddress(scopeOf(p.card), {
+    ctx.upstreams.card.updateBillingAddress(rowScope(p.card), {
       requestId: p.requestId,
       cardRef: p.card.upstream_ref,
       address: p.address,
@@ -133,7 +134,7 @@ export async function prepareCvvUnblock(
 /** Step 2: the issuer lifts its CVV lock; `cvv_blocked` becomes false on the card record. */
 export async function finishCvvUnblock(ctx: ServiceContext, p: { card: CardRow; requestId: string }) {
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.card.unblockCvv(scopeOf(p.card), { requestId: p.requestId, cardRef: p.card.upstream_ref }),
+    ctx.upstreams.card.unblockCvv(rowScope(p.card), { requestId: p.requestId, cardRef: p.card.upstream_ref }),
   );
   await confirmedOrUnknown(
     ctx,

@@ -15,13 +15,14 @@
  * Run by its job, its timed process (the sandbox clock advance) and the lifecycle ticker; a lease
  * keeps two of them off one replacement.
  */
+import { rowScope } from '../../../db/owned-by.js';
 import type { ServiceContext } from '../../../service-context.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import { providerStatusOf } from '../../../upstreams/port.js';
 import { raiseAlert } from '../../alerts/index.js';
 import { alertUnknownStatus } from '../controls/issuer-calls.js';
 import { productBySeq } from '../products/queries.js';
-import { scopeOf } from '../shared/queries.js';
+
 import { cardById, lockCardById } from '../cards/queries.js';
 import type { CardReplacementRow } from './tables.js';
 import {
@@ -77,7 +78,7 @@ async function wait(ctx: ServiceContext, r: CardReplacementRow, outcome: 'timeou
   await ctx.db.transaction().execute(async (trx) => {
     const locked = await lockReplacement(trx, r.id);
     if (locked.status !== 'processing' || locked.step !== r.step) return;
-    const now = await ctx.clock.now(trx, scopeOf(r));
+    const now = await ctx.clock.now(trx, rowScope(r));
     const attempts = locked.attempts + 1;
     await recordReplacementWait(trx, r.id, {
       upstream_outcome: outcome,
@@ -106,7 +107,7 @@ async function issueNewCard(ctx: ServiceContext, r: CardReplacementRow): Promise
   const card = await cardById(ctx.db, r.card_id);
   const product = (await productBySeq(ctx.db, card.environment, card.product_seq))!;
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.card.issueReplacement(scopeOf(r), {
+    ctx.upstreams.card.issueReplacement(rowScope(r), {
       requestId: r.id,
       cardRef: card.upstream_ref,
       bin: product.bin,
@@ -121,7 +122,7 @@ async function issueNewCard(ctx: ServiceContext, r: CardReplacementRow): Promise
     await lockCardById(trx, r.card_id);
     const locked = await lockReplacement(trx, r.id);
     if (locked.status !== 'processing' || locked.step !== 'prepared') return locked;
-    const now = await ctx.clock.now(trx, scopeOf(r));
+    const now = await ctx.clock.now(trx, rowScope(r));
     if (outcome.kind === 'rejected') return fail(ctx, trx, locked, 'issuer_refused', now);
     return updateReplacement(trx, r.id, {
       step: 'issued',
@@ -143,7 +144,7 @@ async function issueNewCard(ctx: ServiceContext, r: CardReplacementRow): Promise
 async function cancelOldCard(ctx: ServiceContext, r: CardReplacementRow): Promise<CardReplacementRow | undefined> {
   const card = await cardById(ctx.db, r.card_id);
   const outcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.card.cancelCard(scopeOf(r), {
+    ctx.upstreams.card.cancelCard(rowScope(r), {
       requestId: `${r.id}:cancel`,
       cardRef: card.upstream_ref,
       reason: r.security ? 'replaced' : 'voided',

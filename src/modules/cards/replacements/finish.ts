@@ -3,6 +3,7 @@
  * (the new card opened, the old one `replaced`, the reserved fees charged) or failed (the reserved
  * fees released, a voided inventory row restored).
  */
+import { rowScope } from '../../../db/owned-by.js';
 import type { ServiceContext } from '../../../service-context.js';
 import {
   minorFromDb,
@@ -13,7 +14,7 @@ import {
   type EntryLine,
 } from '../../../money/index.js';
 import { emitCardStatus, emitReplacement } from '../shared/events.js';
-import { scopeOf, type Trx } from '../shared/queries.js';
+import { type Trx } from '../shared/queries.js';
 import { replacementReferenceType } from '../shared/rules.js';
 import { openCard } from '../cards/opening.js';
 import { lockCardById, restoreCardInventory, updateCard } from '../cards/queries.js';
@@ -78,7 +79,7 @@ export async function complete(ctx: ServiceContext, trx: Trx, id: string): Promi
   if (r.status !== 'processing' || r.step !== 'issued') return r;
   const verdict = replacementTransition(r.status, 'complete');
   if (verdict.kind !== 'move') throw new Error(`cards: replacement ${r.id} cannot complete from ${r.status}`);
-  const now = await ctx.clock.now(trx, scopeOf(r));
+  const now = await ctx.clock.now(trx, rowScope(r));
   const opened = await openCard(
     trx,
     {

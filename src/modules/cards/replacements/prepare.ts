@@ -3,6 +3,7 @@
  * expiry"): the card stopped as the reason asks, the fees reserved in a source asset the member
  * can pay them in, the replacement `processing/prepared`.
  */
+import { rowScope } from '../../../db/owned-by.js';
 import type { ServiceContext } from '../../../service-context.js';
 import {
   accountBalance,
@@ -13,7 +14,7 @@ import {
 } from '../../../money/index.js';
 import { returnCardBalance } from '../shared/balance-return.js';
 import { emitReplacement } from '../shared/events.js';
-import { scopeOf, type Trx } from '../shared/queries.js';
+import { type Trx } from '../shared/queries.js';
 import { replacementReferenceType } from '../shared/rules.js';
 import { productBySeq } from '../products/queries.js';
 import { feeInSource } from '../applications/rules.js';
@@ -42,7 +43,7 @@ export async function prepare(ctx: ServiceContext, trx: Trx, id: string): Promis
   const card = await lockCardById(trx, cardId);
   const r = await lockReplacement(trx, id);
   if (r.status !== 'requested') return r;
-  const now = await ctx.clock.now(trx, scopeOf(r));
+  const now = await ctx.clock.now(trx, rowScope(r));
   const problem = replacementStartProblem(card, r.security);
   if (problem) return fail(ctx, trx, r, problem, now);
   const reference = { type: replacementReferenceType, id: r.id };

@@ -82,12 +82,6 @@ export async function postponeCheck(
     .execute();
 }
 
-/** The merchant and environment of a row: its scope on the merchant's clock, the context of a provider call. */
-export const scopeOf = (row: { merchant_id: string; environment: Environment }) => ({
-  merchantId: row.merchant_id,
-  environment: row.environment,
-});
-
 /** The member's external id (the events' `external_member_id`), read through the members area. */
 export async function externalIdOf(db: Db, row: { merchant_id: string; environment: Environment; member_id: string }) {
   const member = await resolveMember(db, row.merchant_id, row.environment, row.member_id);

@@ -4,6 +4,7 @@
  * A card top-up's dispatch to the card issuer, the issuer's answers and the reconciliation of
  * unknown outcomes, through the shared provider-order lifecycle (docs/cards.md "Card money").
  */
+import { rowScope } from '../../../db/owned-by.js';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
@@ -41,7 +42,7 @@ import type { CardTopupRow, TopUpStatus } from './tables.js';
 
 import { replacementInFlight } from '../replacements/queries.js';
 import { lockCardOfTopUp, pendingTopUpIds } from './queries.js';
-import { externalIdOf, scopeOf } from '../shared/queries.js';
+import { externalIdOf } from '../shared/queries.js';
 import { cardStopped } from '../cards/state.js';
 
 /** Card top-ups as the shared lifecycle sees them. */
@@ -261,7 +262,7 @@ export async function dispatchTopUp(ctx: ServiceContext, id: string): Promise<Ca
   if (!('claimed' in outcome)) return outcome.left;
   const { claimed, cardRef } = outcome;
   const answer: CallOutcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.card.topUp(scopeOf(claimed), {
+    ctx.upstreams.card.topUp(rowScope(claimed), {
       requestId: claimed.id,
       cardRef,
       currency: claimed.card_currency,
@@ -279,7 +280,7 @@ export function callInFlight(ctx: ServiceContext, row: CardTopupRow): boolean {
 /** What the issuer's answer to a status query asked now means for an open top-up (nothing applied). */
 export async function queryDecision(ctx: ServiceContext, row: CardTopupRow): Promise<TopUpDecision> {
   const answer: StatusOutcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.card.status(scopeOf(row), row.id),
+    ctx.upstreams.card.status(rowScope(row), row.id),
   );
   return decideOnQueryAnswer(
     openOrderFacts(ctx, row, row.dispatch_started_at),
