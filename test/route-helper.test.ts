@@ -10,11 +10,19 @@ import { router } from '../src/platform/routes/route.js';
 import {
   EnvironmentQuery,
   idParams,
+  memberWrite,
+  merchantWrite,
+  operatorCreate,
   operatorList,
+  operatorReadOne,
+  operatorResolve,
+  operatorUpdate,
+  orNotFound,
   readList,
   readOne,
   statusPageQuery,
 } from '../src/platform/routes/route-kinds.js';
+import { ApiError } from '../src/platform/errors.js';
 import { OperatorEnvironment } from '../src/platform/routes/operator-route.js';
 import { PageQuery, listEnvelope } from '../src/platform/routes/pagination.js';
 import { registerPublicRoutes } from '../src/routes.js';
@@ -319,6 +327,76 @@ describe('route kinds (src/platform/routes/route-kinds.ts)', () => {
       },
     });
     assert.deepEqual(Object.keys(def.schema), ['operationId', 'querystring', 'response']);
+  });
+
+  it('memberWrite and merchantWrite require a key unless told otherwise, and keep the schema parts in order', () => {
+    const Body = Type.Object({ amount: Type.String() });
+    const created = memberWrite({
+      scope: 'withdrawals:write',
+      errors: ['insufficient_balance'],
+      operationId: 'createItem',
+      summary: 'Create an item',
+      tags: ['Items'],
+      body: Body,
+      response: { 201: Item },
+    });
+    assert.deepEqual(created, {
+      access: { scope: 'withdrawals:write', principal: 'member', idempotency: 'required' },
+      errors: ['insufficient_balance'],
+      schema: {
+        operationId: 'createItem',
+        summary: 'Create an item',
+        tags: ['Items'],
+        body: Body,
+        response: { 201: Item },
+      },
+    });
+    const params = idParams();
+    const unkeyed = merchantWrite({
+      scope: 'merchant:write',
+      idempotency: 'none',
+      operationId: 'deleteItem',
+      params,
+      response: { 200: Item },
+    });
+    assert.deepEqual(unkeyed.access, { scope: 'merchant:write', principal: 'merchant', idempotency: 'none' });
+    assert.equal('errors' in unkeyed, false, 'no errors key when the route names none');
+    assert.deepEqual(Object.keys(unkeyed.schema), ['operationId', 'params', 'response']);
+  });
+
+  it('the operator kinds: a read and a change answer not_found by default, a creation 201, a resolve its two ends', () => {
+    const params = Type.Object({ id: Type.String() });
+    const Body = Type.Object({ enabled: Type.Boolean() });
+    assert.deepEqual(operatorReadOne({ operationId: 'getItem', params, response: Item }), {
+      errors: ['not_found'],
+      schema: { operationId: 'getItem', params, response: { 200: Item } },
+    });
+    assert.deepEqual(operatorUpdate({ operationId: 'updateItem', params, body: Body, response: Item }), {
+      errors: ['not_found'],
+      schema: { operationId: 'updateItem', params, body: Body, response: { 200: Item } },
+    });
+    assert.deepEqual(operatorCreate({ operationId: 'createItem', body: Body, response: Item }), {
+      schema: { operationId: 'createItem', body: Body, response: { 201: Item } },
+    });
+    const resolve = operatorResolve({ operationId: 'resolveItem', response: Item });
+    assert.deepEqual(resolve.errors, ['not_found', 'state_invalid']);
+    assert.deepEqual(resolve.schema.response, { 200: Item });
+    assert.deepEqual(
+      resolve.schema.body,
+      Type.Object({ status: Type.Union([Type.Literal('completed'), Type.Literal('failed')]) }),
+    );
+  });
+
+  it('orNotFound answers the row, or not_found with the message when there is none', () => {
+    const row = { id: 'x' };
+    assert.equal(orNotFound(row, 'No such item.'), row);
+    assert.equal(orNotFound(0, 'No such item.'), 0, 'a falsy value that is there is still the answer');
+    for (const missing of [undefined, null]) {
+      assert.throws(
+        () => orNotFound(missing, 'No such item.'),
+        (e: unknown) => e instanceof ApiError && e.code === 'not_found' && e.message === 'No such item.',
+      );
+    }
   });
 
   it('operatorList declares the operator list of an environment', () => {
