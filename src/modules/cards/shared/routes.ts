@@ -1,6 +1,4 @@
 import type { Static, TSchema } from 'typebox';
-import type { Transaction } from 'kysely';
-import type { Database } from '../../../db/schema.js';
 import type { ServiceContext } from '../../../service-context.js';
 import type { ErrorCode } from '../../../platform/errors.js';
 import type { RouteModule } from '../../../platform/http/http-app.js';
@@ -16,7 +14,7 @@ import {
 import { publicRoutes } from '../../../platform/routes/route-module.js';
 import type { ClaimOutcome, Effect, Sent } from '../../../platform/routes/route-types.js';
 import { hostedOrigin } from '../../hosted-screens/index.js';
-import type { MemberCardCaller } from './queries.js';
+import type { MemberCardCaller, Trx } from './queries.js';
 import { IdParams, Ticket } from './schemas.js';
 
 /**
@@ -112,7 +110,7 @@ export function screenSession(
   spec: Operation & { scope?: 'cards:write' | 'cards:secure'; errors: readonly ErrorCode[] },
   open: (
     ctx: ServiceContext,
-    trx: Transaction<Database>,
+    trx: Trx,
     caller: MemberCardCaller,
     id: string,
     origin: string,
