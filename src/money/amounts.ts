@@ -125,6 +125,11 @@ export function formatAmount(minor: bigint, scale: number): string {
   return `${sign}${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
 }
 
+/** A stored amount (minor units as the database answers them, `minorFromDb`) printed with `scale` places. */
+export function formatStored(value: string | bigint | number, scale: number): string {
+  return formatAmount(minorFromDb(value), scale);
+}
+
 /** A numeric value read from the database (numeric columns arrive as strings, int8 as bigint). */
 export function minorFromDb(value: string | bigint | number | null | undefined): bigint {
   if (value === null || value === undefined) return 0n;

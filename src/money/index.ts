@@ -5,6 +5,7 @@
 export {
   parseAmount,
   formatAmount,
+  formatStored,
   minorFromDb,
   readAmount,
   scaleMax,

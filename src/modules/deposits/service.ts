@@ -7,8 +7,7 @@ import { constantList } from '../../platform/routes/pagination.js';
 import {
   depositLines,
   entryKinds,
-  formatAmount,
-  minorFromDb,
+  formatStored,
   parseAmount,
   postEntries,
   type EntryWithEvent,
@@ -44,7 +43,7 @@ export function depositView(d: DepositFields, asset: Pick<Asset, 'scale'>) {
     member_id: d.member_id,
     asset: d.asset,
     network: d.network,
-    amount: formatAmount(minorFromDb(d.amount), asset.scale),
+    amount: formatStored(d.amount, asset.scale),
     tx_hash: d.tx_hash,
     status: d.status as 'credited',
     created_at: new Date(d.created_at).toISOString(),

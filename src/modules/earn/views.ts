@@ -1,5 +1,5 @@
 /** Earn's answers: a product, an order and a position (an order seen as the member's holding). */
-import { formatAmount, minorFromDb } from '../../money/index.js';
+import { formatStored } from '../../money/index.js';
 import { isoOrNull } from '../../platform/dates.js';
 import type { Db } from '../../db/schema.js';
 import { scaleOf } from './queries.js';
@@ -13,8 +13,8 @@ export function productView(p: EarnProductRow, scale: number) {
     type: p.type,
     term_days: p.term_days,
     apr: aprText(p.apr_bps),
-    min_amount: formatAmount(minorFromDb(p.min_amount), scale),
-    max_amount: p.max_amount === null ? null : formatAmount(minorFromDb(p.max_amount), scale),
+    min_amount: formatStored(p.min_amount, scale),
+    max_amount: p.max_amount === null ? null : formatStored(p.max_amount, scale),
     enabled: p.enabled,
   };
 }
@@ -28,11 +28,11 @@ export function orderView(o: EarnOrderRow, scale: number) {
     type: o.type,
     term_days: o.term_days,
     apr: aprText(o.apr_bps),
-    amount: formatAmount(minorFromDb(o.amount), scale),
+    amount: formatStored(o.amount, scale),
     status: o.status,
     status_version: o.status_version,
-    interest_accrued: formatAmount(minorFromDb(o.accrued), scale),
-    interest_paid: formatAmount(minorFromDb(o.interest_paid), scale),
+    interest_accrued: formatStored(o.accrued, scale),
+    interest_paid: formatStored(o.interest_paid, scale),
     started_at: isoOrNull(o.started_at)!,
     matures_at: isoOrNull(o.matures_at),
     settled_at: isoOrNull(o.settled_at),
@@ -48,9 +48,9 @@ export function positionView(o: EarnOrderRow, scale: number) {
     product_id: o.product_id,
     asset: o.asset,
     type: o.type,
-    principal: formatAmount(minorFromDb(o.amount), scale),
-    interest_accrued: formatAmount(minorFromDb(o.accrued), scale),
-    interest_paid: formatAmount(minorFromDb(o.interest_paid), scale),
+    principal: formatStored(o.amount, scale),
+    interest_accrued: formatStored(o.accrued, scale),
+    interest_paid: formatStored(o.interest_paid, scale),
     status: o.status === 'active' ? 'active' : 'closed',
     redeemable: o.status === 'active' && o.type === 'flexible',
     started_at: isoOrNull(o.started_at)!,

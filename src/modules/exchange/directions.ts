@@ -10,7 +10,7 @@ import type { Database, Environment } from '../../db/schema.js';
 import { ApiError, positiveAmount } from '../../platform/errors.js';
 import { type PageParams } from '../../platform/routes/pagination.js';
 import { keysetPage, viewPage } from '../../db/keyset-page.js';
-import { formatAmount, minorFromDb, parseAmount } from '../../money/index.js';
+import { formatStored, minorFromDb, parseAmount } from '../../money/index.js';
 import {
   allDirectionsQuery,
   assetExists,
@@ -41,8 +41,7 @@ export interface DirectionSettings {
   merchant_conversion?: boolean;
 }
 
-const opt = (v: string | bigint | null, scale: number): string | null =>
-  v === null ? null : formatAmount(minorFromDb(v), scale);
+const opt = (v: string | bigint | null, scale: number): string | null => (v === null ? null : formatStored(v, scale));
 
 export async function directionView(db: Db, d: DirectionRow) {
   const fromScale = await scaleOf(db, d.from_asset);
@@ -57,9 +56,9 @@ export async function directionView(db: Db, d: DirectionRow) {
     fee_side: d.fee_side,
     fee_asset: d.fee_side === 'from' ? d.from_asset : d.to_asset,
     fee_bps: d.fee_bps,
-    fee_fixed: formatAmount(minorFromDb(d.fee_fixed), feeScale),
+    fee_fixed: formatStored(d.fee_fixed, feeScale),
     spread_bps: d.spread_bps,
-    min_amount: formatAmount(minorFromDb(d.min_amount), fromScale),
+    min_amount: formatStored(d.min_amount, fromScale),
     max_amount: opt(d.max_amount, fromScale),
     member_daily_amount: opt(d.member_daily_amount, fromScale),
     member_daily_count: d.member_daily_count,

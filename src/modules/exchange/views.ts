@@ -1,5 +1,5 @@
 /** The answers of member exchange: an exchange order and a quote, their amounts at their assets' scales. */
-import { formatAmount, minorFromDb } from '../../money/index.js';
+import { formatAmount, formatStored } from '../../money/index.js';
 import { isoOrNull } from '../../platform/dates.js';
 import { scaleOf, type Db } from './queries.js';
 import type { Priced } from './pricing.js';
@@ -14,10 +14,10 @@ export function orderView(row: ExchangeOrderRow, fromScale: number, toScale: num
     status_version: row.status_version,
     from_asset: row.from_asset,
     to_asset: row.to_asset,
-    from_amount: formatAmount(minorFromDb(row.from_amount), fromScale),
-    to_amount: formatAmount(minorFromDb(row.to_amount), toScale),
+    from_amount: formatStored(row.from_amount, fromScale),
+    to_amount: formatStored(row.to_amount, toScale),
     rate: row.rate,
-    fee_amount: formatAmount(minorFromDb(row.fee_amount), feeScale),
+    fee_amount: formatStored(row.fee_amount, feeScale),
     fee_asset: row.fee_asset,
     ledger_scale_from: fromScale,
     ledger_scale_to: toScale,

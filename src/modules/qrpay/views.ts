@@ -1,5 +1,5 @@
 /** What callers and operators see of an order (pure). */
-import { formatAmount, minorFromDb } from '../../money/index.js';
+import { formatStored } from '../../money/index.js';
 import { publicStatus } from './state.js';
 import type { QrOrderRow } from './tables.js';
 import { isoOrNull } from '../../platform/dates.js';
@@ -15,7 +15,7 @@ export function orderView(o: QrOrderRow, scale: number) {
     merchant_city: o.merchant_city,
     country: o.country,
     asset: o.asset,
-    amount: formatAmount(minorFromDb(o.amount), scale),
+    amount: formatStored(o.amount, scale),
     note: o.note,
     failure_reason: o.failure_reason,
     created_at: new Date(o.created_at).toISOString(),

@@ -7,7 +7,7 @@ import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import {
   entryKinds,
-  formatAmount,
+  formatStored,
   minorFromDb,
   postEntries,
   postEntryOrRefuse,
@@ -61,8 +61,8 @@ export function withdrawalView(w: Row, scale: number, externalMemberId?: string)
     asset: w.asset,
     network: w.network,
     address: w.address,
-    amount: formatAmount(minorFromDb(w.amount), scale),
-    fee: formatAmount(minorFromDb(w.fee), scale),
+    amount: formatStored(w.amount, scale),
+    fee: formatStored(w.fee, scale),
     created_at: new Date(w.created_at).toISOString(),
     updated_at: new Date(w.updated_at).toISOString(),
   };

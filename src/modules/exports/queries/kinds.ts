@@ -2,7 +2,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, Environment } from '../../../db/schema.js';
 import { inScope } from '../../../db/owned-by.js';
-import { formatAmount, minorFromDb } from '../../../money/index.js';
+import { formatStored } from '../../../money/index.js';
 import { memberBalances } from '../../balances/index.js';
 import { lineView, linesOf, publicEntryId, type EntryRow } from '../../ledger-entries/index.js';
 
@@ -55,7 +55,7 @@ export interface KindSpec {
 const amount = (col: string, assetExpr: string, as: string) =>
   `${col}::text AS ${as}, COALESCE((SELECT s.scale FROM assets s WHERE s.code = ${assetExpr}), 2) AS ${as}__scale`;
 const fmt = (r: Record<string, unknown>, as: string): string | null =>
-  r[as] === null || r[as] === undefined ? null : formatAmount(minorFromDb(String(r[as])), Number(r[`${as}__scale`]));
+  r[as] === null || r[as] === undefined ? null : formatStored(String(r[as]), Number(r[`${as}__scale`]));
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
 
 interface TableKind {

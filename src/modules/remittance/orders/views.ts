@@ -1,5 +1,5 @@
 /** What callers see of a remittance order (pure): the response of every order route. */
-import { formatAmount, minorFromDb } from '../../../money/index.js';
+import { formatStored } from '../../../money/index.js';
 import type { PayeeIds } from '../payees/payee-ids.js';
 import { publicStatus } from './state.js';
 import type { RemitOrderRow } from './tables.js';
@@ -13,10 +13,10 @@ export function orderView(ids: PayeeIds, o: RemitOrderRow, sourceScale: number, 
     status: publicStatus(o.status),
     status_version: o.status_version,
     source_asset: o.source_asset,
-    source_amount: formatAmount(minorFromDb(o.source_amount), sourceScale),
-    fee: formatAmount(minorFromDb(o.fee), sourceScale),
+    source_amount: formatStored(o.source_amount, sourceScale),
+    fee: formatStored(o.fee, sourceScale),
     payout_currency: o.payout_currency,
-    payout_amount: formatAmount(minorFromDb(o.payout_amount), payoutScale),
+    payout_amount: formatStored(o.payout_amount, payoutScale),
     rate: o.rate,
     payout_date: o.payout_date,
     failure_reason: o.failure_reason,
