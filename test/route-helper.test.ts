@@ -364,7 +364,7 @@ describe('route kinds (src/platform/routes/route-kinds.ts)', () => {
     assert.deepEqual(Object.keys(unkeyed.schema), ['operationId', 'params', 'response']);
   });
 
-  it('the operator kinds: a read and a change answer not_found by default, a creation 201, a resolve its two ends', () => {
+  it('the operator kinds: a read and a change answer not_found, a creation 201, a resolve its two ends', () => {
     const params = Type.Object({ id: Type.String() });
     const Body = Type.Object({ enabled: Type.Boolean() });
     assert.deepEqual(operatorReadOne({ operationId: 'getItem', params, response: Item }), {
