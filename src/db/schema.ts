@@ -34,6 +34,9 @@ export type { Environment } from './columns.js';
 /** A database handle or a transaction: what every read and write takes. */
 export type Db = Kysely<Database> | Transaction<Database>;
 
+/** A transaction: what a statement that must run in its caller's takes (a lock, a write with its event). */
+export type Trx = Transaction<Database>;
+
 export interface Database
   extends
     PlatformTables,

@@ -1,5 +1,5 @@
-import type { Kysely, RawBuilder, Transaction } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { Kysely, RawBuilder } from 'kysely';
+import type { Database, Trx } from '../db/schema.js';
 import { describeStored } from './accounts.js';
 import { countLedgerRows, firstRows, offendingRows, selectAssetTotals } from './queries/verify.js';
 
@@ -11,8 +11,6 @@ export interface LedgerReport {
 
 /** Bound on the problems each check reports (the report says when it stopped there). */
 export const problemsPerCheckMax = 50;
-
-type Trx = Transaction<Database>;
 
 /**
  * Checks the ledger's invariants over one snapshot (a read-only REPEATABLE READ transaction):

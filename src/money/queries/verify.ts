@@ -1,12 +1,10 @@
-import { sql, type RawBuilder, type Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import { sql, type RawBuilder } from 'kysely';
+import type { Trx } from '../../db/schema.js';
 
 /**
  * The ledger verification's reads (money/verify.ts, docs/ledger.md): each finds the rows that break
  * one invariant, at most `limit` of them, in the caller's read-only snapshot.
  */
-
-type Trx = Transaction<Database>;
 
 /** How many entries, postings and accounts the snapshot holds. */
 export async function countLedgerRows(trx: Trx) {

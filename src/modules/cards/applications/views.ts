@@ -1,4 +1,4 @@
-import { formatAmount, minorFromDb } from '../../../money/index.js';
+import { formatStored } from '../../../money/index.js';
 import { productId } from '../products/queries.js';
 import { type Db } from '../shared/queries.js';
 import type { CardApplicationRow } from './tables.js';
@@ -13,7 +13,7 @@ export async function applicationView(db: Db, a: CardApplicationRow) {
     status_version: a.status_version,
     product_id: productId(a.product_seq),
     source_asset: a.source_asset,
-    opening_fee: formatAmount(minorFromDb(a.fee), await assetScale(db, a.source_asset)),
+    opening_fee: formatStored(a.fee, await assetScale(db, a.source_asset)),
     supplement:
       a.supplement_status === null
         ? null

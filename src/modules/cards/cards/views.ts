@@ -1,4 +1,4 @@
-import { formatAmount, minorFromDb } from '../../../money/index.js';
+import { formatStored } from '../../../money/index.js';
 import { productId } from '../products/queries.js';
 import { type Db } from '../shared/queries.js';
 import type { CardProductRow } from '../products/tables.js';
@@ -15,7 +15,7 @@ import { assetScale } from '../../assets/index.js';
 export async function cardView(db: Db, c: CardRow, product?: CardProductRow) {
   const p = product ?? (await productOfCard(db, c));
   const scale = await assetScale(db, c.currency);
-  const amount = (v: string) => formatAmount(minorFromDb(v), scale);
+  const amount = (v: string) => formatStored(v, scale);
   return {
     id: c.id,
     status: c.status,

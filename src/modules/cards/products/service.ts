@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Database, Environment } from '../../../db/schema.js';
 import { ApiError } from '../../../platform/errors.js';
-import { formatAmount, minorFromDb, parseAmount } from '../../../money/index.js';
+import { formatStored, parseAmount } from '../../../money/index.js';
 import { lockProductBySeq, productId, productsFor, productSeqOf, updateProductRow } from './queries.js';
 import { assetScale, getAsset } from '../../assets/index.js';
 import { type Db } from '../shared/queries.js';
@@ -27,7 +27,7 @@ export async function listProducts(db: Db, merchantId: string, environment: Envi
 /** The operator's view: every setting, amounts as decimal strings in the card currency. */
 export async function operatorProductView(db: Db, p: CardProductRow) {
   const scale = await assetScale(db, p.currency);
-  const amount = (v: string) => formatAmount(minorFromDb(v), scale);
+  const amount = (v: string) => formatStored(v, scale);
   return {
     ...productView(p),
     environment: p.environment,

@@ -12,7 +12,7 @@ import { ApiError, type ErrorCode } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { type PageParams } from '../../../platform/routes/pagination.js';
 import { keysetPage, viewPage } from '../../../db/keyset-page.js';
-import { formatAmount, minorFromDb } from '../../../money/index.js';
+import { formatStored } from '../../../money/index.js';
 import { emitReplacement } from '../shared/events.js';
 import { cardOrNotFound, cardCurrencyOf, freezeCard } from '../cards/queries.js';
 import { type CardCaller, type Db, type MemberCardCaller } from '../shared/queries.js';
@@ -130,10 +130,10 @@ export async function replacementView(db: Db, r: CardReplacementRow) {
         ? null
         : {
             asset: r.fee_asset,
-            replacement: formatAmount(minorFromDb(r.replacement_fee), feeScale),
-            postage: formatAmount(minorFromDb(r.postage_fee), feeScale),
+            replacement: formatStored(r.replacement_fee, feeScale),
+            postage: formatStored(r.postage_fee, feeScale),
           },
-    returned_amount: formatAmount(minorFromDb(r.returned_amount), await assetScale(db, card.currency)),
+    returned_amount: formatStored(r.returned_amount, await assetScale(db, card.currency)),
     new_card_id: r.new_card_id,
     failure_reason: r.failure_reason,
     created_at: isoOrNull(r.created_at)!,

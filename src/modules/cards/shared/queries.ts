@@ -1,4 +1,4 @@
-import { sql, type Kysely, type SelectQueryBuilder, type Selectable, type Transaction } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder, type Selectable } from 'kysely';
 import { ownedBy } from '../../../db/owned-by.js';
 import type { Database, Db, Environment } from '../../../db/schema.js';
 import { withPrefix } from '../../../platform/ids.js';
@@ -10,11 +10,8 @@ import { resolveMember } from '../../members/index.js';
  * `assetScale`.
  */
 
-/** The one definition (src/db/schema.ts), re-exported for the card sub-areas' imports. */
-export type { Db } from '../../../db/schema.js';
-
-/** A transaction (a statement that must run in the caller's: a lock, a write with its event). */
-export type Trx = Transaction<Database>;
+/** The one definitions (src/db/schema.ts), re-exported for the card sub-areas' imports. */
+export type { Db, Trx } from '../../../db/schema.js';
 
 /** Who asks: the merchant, and the member when the call is on its behalf. */
 export interface CardCaller {

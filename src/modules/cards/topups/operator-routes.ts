@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { OperatorIdParams as IdParams } from '../../../platform/routes/operator-route.js';
 import { operatorRoutes } from '../../../platform/routes/route-module.js';
 import { operatorReadOne, operatorUpdate, orNotFound } from '../../../platform/routes/route-kinds.js';
-import { formatAmount, minorFromDb, parseAmount } from '../../../money/index.js';
+import { formatStored, parseAmount } from '../../../money/index.js';
 import { resolveByHand } from '../../../provider-orders/index.js';
 import { lockProductBySeq, productSeqOf, updateProductRow } from '../products/queries.js';
 import { topUpById } from './queries.js';
@@ -22,7 +22,7 @@ async function pricingView(db: Db, p: CardProductRow) {
   return {
     product_id: `cpd_${p.seq}`,
     topup_fee_bps: p.topup_fee_bps,
-    topup_fee_fixed: formatAmount(minorFromDb(p.topup_fee_fixed), await assetScale(db, p.currency)),
+    topup_fee_fixed: formatStored(p.topup_fee_fixed, await assetScale(db, p.currency)),
     topup_fx_markup_bps: p.topup_fx_markup_bps,
   };
 }

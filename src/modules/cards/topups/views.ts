@@ -1,5 +1,5 @@
 /** A card top-up as callers see it (docs/cards.md "Card money"). */
-import { formatAmount, minorFromDb } from '../../../money/index.js';
+import { formatAmount, formatStored, minorFromDb } from '../../../money/index.js';
 import { isoOrNull } from '../../../platform/dates.js';
 import { type Db } from '../shared/queries.js';
 import type { CardTopupRow, TopUpStatus } from './tables.js';
@@ -25,7 +25,7 @@ export async function topUpView(db: Db, row: CardTopupRow) {
     fee: formatAmount(fee, sourceScale),
     customer_total: formatAmount(amount + fee, sourceScale),
     card_currency: row.card_currency,
-    arrival_amount: formatAmount(minorFromDb(row.arrival_amount), cardScale),
+    arrival_amount: formatStored(row.arrival_amount, cardScale),
     failure_reason: row.failure_reason,
     created_at: isoOrNull(row.created_at)!,
     credited_at: isoOrNull(row.credited_at),

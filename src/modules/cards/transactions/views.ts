@@ -1,4 +1,4 @@
-import { formatAmount, minorFromDb } from '../../../money/index.js';
+import { formatStored } from '../../../money/index.js';
 import { type Db } from '../shared/queries.js';
 import type { CardTransactionRow } from './tables.js';
 import { cardCurrencyOf } from '../cards/queries.js';
@@ -16,15 +16,15 @@ export async function transactionView(db: Db, row: CardTransactionRow) {
     type: row.type,
     status: row.status,
     status_version: row.status_version,
-    amount: formatAmount(minorFromDb(row.amount), scale),
+    amount: formatStored(row.amount, scale),
     currency: row.currency,
     merchant_name: row.merchant_name,
     mcc: row.mcc,
     decline_reason: row.decline_reason,
     authorization_id: row.authorization_id,
-    cleared_amount: row.type === 'authorization' ? formatAmount(minorFromDb(row.cleared_amount), scale) : null,
-    refunded_amount: row.type === 'authorization' ? formatAmount(minorFromDb(row.refunded_amount), scale) : null,
-    reversed_amount: row.type === 'authorization' ? formatAmount(minorFromDb(row.reversed_amount), scale) : null,
+    cleared_amount: row.type === 'authorization' ? formatStored(row.cleared_amount, scale) : null,
+    refunded_amount: row.type === 'authorization' ? formatStored(row.refunded_amount, scale) : null,
+    reversed_amount: row.type === 'authorization' ? formatStored(row.reversed_amount, scale) : null,
     expires_at: row.type === 'authorization' && row.expires_at !== null ? iso(row.expires_at) : null,
     reversal_reason: row.reversal_reason,
     created_at: iso(row.created_at),
