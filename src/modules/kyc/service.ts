@@ -46,17 +46,11 @@ export const kycErrors = {
   read: ['not_found'],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
-export interface MemberCaller {
-  merchantId: string;
-  environment: Environment;
-  memberId: string;
-}
-
 /** `POST /v1/kyc/sessions`: a ticket for the first profile; a member who has one: 409 `duplicate_resource`. */
 export async function createKycSession(
   ctx: ServiceContext,
   trx: Transaction<Database>,
-  caller: MemberCaller,
+  caller: MemberScope,
   origin: string,
 ) {
   if (await profileOfMember(trx, caller.memberId)) {
@@ -73,7 +67,7 @@ export async function createKycSession(
 export async function createProfileSession(
   ctx: ServiceContext,
   trx: Transaction<Database>,
-  caller: MemberCaller,
+  caller: MemberScope,
   origin: string,
 ) {
   const profile = await profileOfMember(trx, caller.memberId);

@@ -2,6 +2,7 @@ import { sql, type Kysely, type SelectQueryBuilder, type Selectable } from 'kyse
 import { ownedBy } from '../../../db/owned-by.js';
 import type { Database, Db, Environment } from '../../../db/schema.js';
 import { withPrefix } from '../../../platform/ids.js';
+import type { Caller as CardCaller, MemberScope as MemberCardCaller } from '../../../platform/caller.js';
 import { resolveMember } from '../../members/index.js';
 
 /**
@@ -13,16 +14,11 @@ import { resolveMember } from '../../members/index.js';
 /** The one definitions (src/db/schema.ts), re-exported for the card sub-areas' imports. */
 export type { Db, Trx } from '../../../db/schema.js';
 
-/** Who asks: the merchant, and the member when the call is on its behalf. */
-export interface CardCaller {
-  merchantId: string;
-  environment: Environment;
-  memberId?: string;
-}
-
-export interface MemberCardCaller extends CardCaller {
-  memberId: string;
-}
+/**
+ * Who asks: the merchant, and the member when the call is on its behalf (`Caller`); always on a
+ * member's behalf (`MemberScope`). The one definitions, platform/caller.ts, under the cards' names.
+ */
+export type { CardCaller, MemberCardCaller };
 
 /** The id prefix of each card table whose rows a caller finds by id (a path may leave the prefix out). */
 const idPrefixes = {

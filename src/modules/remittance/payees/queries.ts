@@ -2,17 +2,15 @@
  * corridors/queries.ts). */
 import { sql, type Insertable, type Transaction } from 'kysely';
 import { ownedBy } from '../../../db/owned-by.js';
-import type { Database, Environment, Db } from '../../../db/schema.js';
+import type { Database, Db } from '../../../db/schema.js';
+import type { MemberScope as MemberCaller } from '../../../platform/caller.js';
 import { payeeIds, type PayeeIds } from './payee-ids.js';
 import type { NameCheckResult, PayeeEntityRow, PayeeRow, RemitPayeeEntitiesTable, RemitPayeesTable } from './tables.js';
 
 export type { Db } from '../../../db/schema.js';
 
-export interface MemberCaller {
-  merchantId: string;
-  environment: Environment;
-  memberId: string;
-}
+/** A payee's caller: always on behalf of one member (the one definition, platform/caller.ts). */
+export type { MemberCaller };
 
 /**
  * The shared payee of a fingerprint, created if absent. Race-safe: of concurrent creators one
