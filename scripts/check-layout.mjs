@@ -1,8 +1,8 @@
 // The layout rules Prettier does not enforce (docs/code-style.md): no line over 120 characters in
 // the source, the tests, the packages, the scripts and the stored functions (Prettier leaves long
 // strings, comments and SQL as they are), and no source file over 300 lines whose first line does
-// not say why ("// Over 300 lines: ..."). Migrations are history, never edited once released: the
-// line rule skips them.
+// not say why ("// Over 300 lines: ..."). Migrations are held to both (their long lines were
+// wrapped once, the schema they build checked identical).
 //
 //   node scripts/check-layout.mjs    exit 1 with every breach listed
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -22,7 +22,7 @@ const roots = [
   'packages/cli/test',
 ];
 const checked = /\.(ts|mts|cts|mjs|cjs|js|sql)$/;
-const skipped = [/^src\/db\/migrations\//, /\/generated\//, /\/node_modules\//, /\/dist\//];
+const skipped = [/\/generated\//, /\/node_modules\//, /\/dist\//];
 
 function* walk(dir) {
   for (const name of readdirSync(dir)) {

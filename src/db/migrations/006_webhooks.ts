@@ -57,11 +57,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       updated_at timestamptz NOT NULL DEFAULT now(),
       CHECK ((endpoint_id IS NULL) = (status = 'no_subscriber'))
     );
-    CREATE UNIQUE INDEX webhook_deliveries_event_endpoint ON webhook_deliveries (event_id, endpoint_id) WHERE endpoint_id IS NOT NULL;
-    CREATE UNIQUE INDEX webhook_deliveries_event_unsubscribed ON webhook_deliveries (event_id) WHERE endpoint_id IS NULL;
+    CREATE UNIQUE INDEX webhook_deliveries_event_endpoint ON webhook_deliveries (event_id, endpoint_id)
+      WHERE endpoint_id IS NOT NULL;
+    CREATE UNIQUE INDEX webhook_deliveries_event_unsubscribed ON webhook_deliveries (event_id)
+      WHERE endpoint_id IS NULL;
     CREATE INDEX webhook_deliveries_merchant ON webhook_deliveries (merchant_id, environment, seq);
     CREATE INDEX webhook_deliveries_merchant_status ON webhook_deliveries (merchant_id, environment, status, seq);
-    CREATE INDEX webhook_deliveries_overdue ON webhook_deliveries (next_attempt_at) WHERE status IN ('pending', 'failed');
+    CREATE INDEX webhook_deliveries_overdue ON webhook_deliveries (next_attempt_at)
+      WHERE status IN ('pending', 'failed');
 
     -- One row per attempt started: what was sent when, and what came back.
     CREATE TABLE webhook_delivery_attempts (
@@ -71,7 +74,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       attempt integer NOT NULL,
       -- refused: the address check failed at delivery time and no request was sent. abandoned: the
       -- attempt's process died (or stalled) before recording; a later attempt took the record over.
-      outcome text NOT NULL DEFAULT 'in_flight' CHECK (outcome IN ('in_flight', 'sent', 'failed', 'refused', 'abandoned')),
+      outcome text NOT NULL DEFAULT 'in_flight' CHECK (outcome IN ('in_flight', 'sent', 'failed', 'refused',
+        'abandoned')),
       http_status integer NOT NULL DEFAULT 0,
       error text NOT NULL DEFAULT '',
       started_at timestamptz NOT NULL DEFAULT now(),

@@ -52,7 +52,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       SELECT f.entry_id, a.id, f.asset, l.sign * f.fee
       FROM fee_corrections f
       CROSS JOIN (VALUES ('platform', 'fee_income', 1), ('merchant', 'custody', -1),
-                         ('merchant', 'fee_retained', 1), ('merchant', 'fee_income', -1)) AS l (owner_type, bucket, sign)
+                         ('merchant', 'fee_retained', 1), ('merchant', 'fee_income', -1))
+                           AS l (owner_type, bucket, sign)
       JOIN ledger_accounts a
         ON a.environment = f.environment AND a.asset = f.asset AND a.owner_type = l.owner_type AND a.bucket = l.bucket
        AND a.owner_id = CASE WHEN l.owner_type = 'platform' THEN '' ELSE f.merchant_id END;

@@ -29,8 +29,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       PRIMARY KEY (environment, business)
     );
     INSERT INTO kyc_requirements (environment, business, min_kyc_level) VALUES
-      ('sandbox', 'card_issuing', 1), ('sandbox', 'remittance', 1), ('sandbox', 'exchange', 1), ('sandbox', 'high_value_transfer', 2),
-      ('production', 'card_issuing', 1), ('production', 'remittance', 1), ('production', 'exchange', 1), ('production', 'high_value_transfer', 2);
+      ('sandbox', 'card_issuing', 1), ('sandbox', 'remittance', 1), ('sandbox', 'exchange', 1),
+      ('sandbox', 'high_value_transfer', 2),
+      ('production', 'card_issuing', 1), ('production', 'remittance', 1), ('production', 'exchange', 1),
+      ('production', 'high_value_transfer', 2);
 
     CREATE TABLE kyc_images (
       id text PRIMARY KEY,

@@ -1,3 +1,4 @@
+// Over 300 lines: one migration, the remittance tables with their seeded corridor catalogue, as released.
 import type { Kysely } from 'kysely';
 import { runScript } from '../sql-script.js';
 
@@ -395,7 +396,10 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   const rows = ['sandbox', 'production'].flatMap((environment) =>
     defaultCorridors.map((c) => ({
-      id: `rco_${c.country.toLowerCase()}_${c.currency.toLowerCase()}_${c.payment_method.toLowerCase()}_${c.clearing_system.toLowerCase()}_${environment === 'sandbox' ? 'sbx' : 'prd'}`,
+      id: ['rco', c.country, c.currency, c.payment_method, c.clearing_system]
+        .map((part) => part.toLowerCase())
+        .concat(environment === 'sandbox' ? 'sbx' : 'prd')
+        .join('_'),
       environment,
       country: c.country,
       currency: c.currency,

@@ -110,7 +110,8 @@ export async function up(db: Kysely<any>): Promise<void> {
       (p) =>
         `(${[
           q(
-            `epr_${env === 'sandbox' ? 's' : 'p'}_${p.asset.toLowerCase()}_${p.type}${p.term_days ? `_${p.term_days}d` : ''}`,
+            ['epr', env === 'sandbox' ? 's' : 'p', p.asset.toLowerCase(), p.type].join('_') +
+              (p.term_days ? `_${p.term_days}d` : ''),
           ),
           q(env),
           q(p.asset),
@@ -152,8 +153,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       UNIQUE (environment, from_asset, to_asset),
       CHECK (from_asset <> to_asset)
     );
-    INSERT INTO exchange_directions (id, environment, from_asset, to_asset, min_kyc_level, fee_side, fee_bps, spread_bps,
-      min_amount, max_amount, member_daily_amount, member_daily_count, quote_lock_seconds, step_up_threshold, merchant_conversion)
+    INSERT INTO exchange_directions (id, environment, from_asset, to_asset, min_kyc_level, fee_side, fee_bps,
+      spread_bps, min_amount, max_amount, member_daily_amount, member_daily_count, quote_lock_seconds,
+      step_up_threshold, merchant_conversion)
     VALUES ${directionRows.join(',\n      ')};
 
     -- A locked quote is an order in state quoted (exc_<uuid>); a market order is born completed.
@@ -183,7 +185,8 @@ export async function up(db: Kysely<any>): Promise<void> {
       expired_at timestamptz,
       updated_at timestamptz NOT NULL DEFAULT now()
     );
-    CREATE INDEX exchange_orders_quoted ON exchange_orders (merchant_id, environment, quote_expires_at) WHERE status = 'quoted';
+    CREATE INDEX exchange_orders_quoted ON exchange_orders (merchant_id, environment, quote_expires_at)
+      WHERE status = 'quoted';
     CREATE INDEX exchange_orders_day ON exchange_orders (member_id, direction_id, value_day) WHERE status = 'completed';
     CREATE INDEX exchange_orders_list ON exchange_orders (merchant_id, environment, member_id, seq);
 
@@ -210,7 +213,8 @@ export async function up(db: Kysely<any>): Promise<void> {
       environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
       asset text NOT NULL REFERENCES assets(code),
       type text NOT NULL CHECK (type IN ('flexible', 'fixed')),
-      term_days integer NOT NULL CHECK ((type = 'flexible' AND term_days = 0) OR (type = 'fixed' AND term_days BETWEEN 1 AND 3650)),
+      term_days integer NOT NULL CHECK ((type = 'flexible' AND term_days = 0) OR (type = 'fixed'
+        AND term_days BETWEEN 1 AND 3650)),
       apr_bps integer NOT NULL CHECK (apr_bps BETWEEN 0 AND 10000),
       min_amount numeric(78,0) NOT NULL CHECK (min_amount > 0),
       max_amount numeric(78,0) CHECK (max_amount > 0),

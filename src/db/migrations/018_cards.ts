@@ -112,12 +112,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     CREATE INDEX cards_member ON cards (member_id, seq);
     CREATE INDEX cards_locked ON cards (merchant_id, environment, locked_until) WHERE locked_until IS NOT NULL;
 
-    INSERT INTO card_products (environment, form_factor, currency, bin, scheme, card_types, source_assets, opening_fee, topup_min, topup_max_single,
+    INSERT INTO card_products (environment, form_factor, currency, bin, scheme, card_types, source_assets,
+      opening_fee, topup_min, topup_max_single,
                                max_single, max_daily, max_monthly, billing_address_updatable, card_lists_supported)
-    SELECT e.environment, p.form_factor, 'USD', p.bin, 'visa', '["debit"]'::jsonb, '["USDT","USDC"]'::jsonb, p.fee, 1000, 1000000,
+    SELECT e.environment, p.form_factor, 'USD', p.bin, 'visa', '["debit"]'::jsonb, '["USDT","USDC"]'::jsonb, p.fee,
+      1000, 1000000,
            1000000, 2000000, 10000000, true, true
     FROM (VALUES ('sandbox', 1), ('production', 2)) AS e (environment, o)
-    CROSS JOIN (VALUES ('virtual', '48953710', 500, 1), ('physical', '48953720', 1500, 2)) AS p (form_factor, bin, fee, o)
+    CROSS JOIN (VALUES ('virtual', '48953710', 500, 1), ('physical', '48953720', 1500, 2))
+      AS p (form_factor, bin, fee, o)
     ORDER BY e.o, p.o;
   `,
   );

@@ -71,7 +71,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       updated_at timestamptz NOT NULL
     );
     CREATE INDEX card_transactions_card ON card_transactions (card_id, seq);
-    CREATE INDEX card_transactions_spend ON card_transactions (card_id, created_at) WHERE type = 'authorization' AND status IN ('approved', 'cleared');
+    CREATE INDEX card_transactions_spend ON card_transactions (card_id, created_at) WHERE type = 'authorization'
+      AND status IN ('approved', 'cleared');
   `,
   );
 }

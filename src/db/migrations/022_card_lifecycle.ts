@@ -32,7 +32,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     CREATE UNIQUE INDEX cards_application_first ON cards (application_id) WHERE replaces IS NULL;
     CREATE UNIQUE INDEX cards_replaces ON cards (replaces) WHERE replaces IS NOT NULL;
     CREATE INDEX cards_closing_due ON cards (merchant_id, environment, close_next_check_at) WHERE status = 'closing';
-    CREATE INDEX cards_expiry ON cards (merchant_id, environment, exp_year, exp_month) WHERE status IN ('unactivated', 'active');
+    CREATE INDEX cards_expiry ON cards (merchant_id, environment, exp_year, exp_month)
+      WHERE status IN ('unactivated', 'active');
 
     CREATE TABLE card_replacements (
       seq bigserial PRIMARY KEY,
@@ -41,7 +42,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
       member_id text NOT NULL REFERENCES members (id),
       card_id text NOT NULL REFERENCES cards (id),
-      reason text NOT NULL CHECK (reason IN ('pan_leaked', 'stolen', 'pin_locked', 'damaged', 'user_request', 'expiring',
+      reason text NOT NULL CHECK (reason IN ('pan_leaked', 'stolen', 'pin_locked', 'damaged', 'user_request',
+        'expiring',
                                              'lost_in_transit', 'not_received', 'production_error', 'name_error')),
       security boolean NOT NULL,
       note text CHECK (char_length(note) <= 200),
@@ -67,9 +69,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       updated_at timestamptz NOT NULL,
       completed_at timestamptz
     );
-    CREATE UNIQUE INDEX card_replacements_in_flight ON card_replacements (card_id) WHERE status IN ('requested', 'processing');
+    CREATE UNIQUE INDEX card_replacements_in_flight ON card_replacements (card_id)
+      WHERE status IN ('requested', 'processing');
     CREATE INDEX card_replacements_card ON card_replacements (card_id, seq);
-    CREATE INDEX card_replacements_due ON card_replacements (merchant_id, environment, next_run_at) WHERE status IN ('requested', 'processing');
+    CREATE INDEX card_replacements_due ON card_replacements (merchant_id, environment, next_run_at)
+      WHERE status IN ('requested', 'processing');
   `,
   );
 }

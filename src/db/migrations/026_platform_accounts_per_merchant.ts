@@ -21,7 +21,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     db,
     `
     ALTER TABLE ledger_accounts DROP CONSTRAINT ledger_accounts_check;
-    ALTER TABLE ledger_accounts ADD CONSTRAINT ledger_accounts_owner_id CHECK (owner_type = 'platform' OR owner_id <> '');
+    ALTER TABLE ledger_accounts ADD CONSTRAINT ledger_accounts_owner_id CHECK (owner_type = 'platform'
+      OR owner_id <> '');
   `,
   );
 }

@@ -14,7 +14,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     db,
     `
     ALTER TABLE card_transactions
-      ADD COLUMN reversed_amount numeric(78,0) NOT NULL DEFAULT 0 CHECK (reversed_amount >= 0 AND reversed_amount <= amount),
+      ADD COLUMN reversed_amount numeric(78,0) NOT NULL DEFAULT 0 CHECK (reversed_amount >= 0
+        AND reversed_amount <= amount),
       ADD COLUMN expires_at timestamptz,
       ADD COLUMN reversal_reason text CHECK (reversal_reason IN ('network', 'expired'));
 

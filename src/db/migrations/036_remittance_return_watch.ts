@@ -9,7 +9,6 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`ALTER TABLE remit_orders ADD COLUMN return_checks integer NOT NULL DEFAULT 0`.execute(db);
   await sql`ALTER TABLE remit_orders ADD COLUMN return_check_at timestamptz`.execute(db);
-  await sql`CREATE INDEX remit_orders_return_check ON remit_orders (return_check_at) WHERE return_check_at IS NOT NULL`.execute(
-    db,
-  );
+  await sql`CREATE INDEX remit_orders_return_check ON remit_orders (return_check_at)
+    WHERE return_check_at IS NOT NULL`.execute(db);
 }

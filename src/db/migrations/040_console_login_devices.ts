@@ -8,7 +8,6 @@ import { sql, type Kysely } from 'kysely';
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`ALTER TABLE console_login_failures ADD COLUMN device_hash text`.execute(db);
-  await sql`CREATE INDEX console_login_failures_device ON console_login_failures (device_hash, failed_at) WHERE device_hash IS NOT NULL`.execute(
-    db,
-  );
+  await sql`CREATE INDEX console_login_failures_device ON console_login_failures (device_hash, failed_at)
+    WHERE device_hash IS NOT NULL`.execute(db);
 }

@@ -9,8 +9,9 @@ import { sql, type Kysely } from 'kysely';
  *
  * The key is kept as the webhook signing secrets are, in the database, unsealed: whoever reads this
  * table can count the links anyway. The lock (held to the end of the Migrator's transaction) holds
- * off inserts by processes still running the old code until the cutoff is recorded; links such a process makes afterwards would be renumbered, so
- * they are stopped before this migration runs (docs/remittance.md).
+ * off inserts by processes still running the old code until the cutoff is recorded; links such a
+ * process makes afterwards would be renumbered, so they are stopped before this migration runs
+ * (docs/remittance.md).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`

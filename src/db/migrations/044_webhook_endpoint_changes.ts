@@ -23,7 +23,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       prev_event_types jsonb
     )
   `.execute(db);
-  await sql`CREATE INDEX webhook_endpoint_changes_endpoint ON webhook_endpoint_changes (endpoint_id, valid_from)`.execute(
-    db,
-  );
+  await sql`CREATE INDEX webhook_endpoint_changes_endpoint
+    ON webhook_endpoint_changes (endpoint_id, valid_from)`.execute(db);
 }

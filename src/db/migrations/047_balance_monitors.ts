@@ -31,14 +31,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       created_at timestamptz NOT NULL
     )
   `.execute(db);
-  await sql`CREATE INDEX balance_monitors_account ON balance_monitors (merchant_id, environment, asset, balance)`.execute(
-    db,
-  );
+  await sql`CREATE INDEX balance_monitors_account
+    ON balance_monitors (merchant_id, environment, asset, balance)`.execute(db);
   await sql`CREATE INDEX balance_monitors_merchant ON balance_monitors (merchant_id, environment, seq)`.execute(db);
   await applyStoredFunction(db, 'mwa_balance_monitors.sql');
   await sql`
     CREATE TRIGGER ledger_accounts_monitors AFTER UPDATE OF balance ON ledger_accounts FOR EACH ROW
-    WHEN (NEW.owner_type = 'merchant' AND NEW.bucket IN ('custody', 'prepaid') AND OLD.balance IS DISTINCT FROM NEW.balance)
+    WHEN (NEW.owner_type = 'merchant' AND NEW.bucket IN ('custody', 'prepaid')
+      AND OLD.balance IS DISTINCT FROM NEW.balance)
     EXECUTE FUNCTION mwa_balance_monitors()
   `.execute(db);
 }
