@@ -3,6 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database, Environment } from '../../../db/schema.js';
 import { inScope } from '../../../db/owned-by.js';
 import { formatStored } from '../../../money/index.js';
+import { isoOrNull } from '../../../platform/dates.js';
 import { memberBalances } from '../../balances/index.js';
 import { lineView, linesOf, publicEntryId, type EntryRow } from '../../ledger-entries/index.js';
 
@@ -56,7 +57,6 @@ const amount = (col: string, assetExpr: string, as: string) =>
   `${col}::text AS ${as}, COALESCE((SELECT s.scale FROM assets s WHERE s.code = ${assetExpr}), 2) AS ${as}__scale`;
 const fmt = (r: Record<string, unknown>, as: string): string | null =>
   r[as] === null || r[as] === undefined ? null : formatStored(String(r[as]), Number(r[`${as}__scale`]));
-const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
 
 interface TableKind {
   table: string;
@@ -98,7 +98,7 @@ const kinds: Record<ExportKind, KindSpec> = {
       amount: fmt(r, 'amount'),
       tx_hash: text(r.tx_hash),
       status: text(r.status),
-      created_at: iso(r.created_at),
+      created_at: isoOrNull(r.created_at as Date | string | null),
     }),
   }),
   withdrawals: tableKind({
@@ -117,8 +117,8 @@ const kinds: Record<ExportKind, KindSpec> = {
       amount: fmt(r, 'amount'),
       fee: fmt(r, 'fee'),
       status: text(r.status),
-      created_at: iso(r.created_at),
-      updated_at: iso(r.updated_at),
+      created_at: isoOrNull(r.created_at as Date | string | null),
+      updated_at: isoOrNull(r.updated_at as Date | string | null),
     }),
   }),
   remittances: tableKind({
@@ -151,7 +151,7 @@ const kinds: Record<ExportKind, KindSpec> = {
       payout_amount: fmt(r, 'payout_amount'),
       rate: text(r.rate),
       status: text(r.status),
-      created_at: iso(r.created_at),
+      created_at: isoOrNull(r.created_at as Date | string | null),
     }),
   }),
   exchange_orders: tableKind({
@@ -185,7 +185,7 @@ const kinds: Record<ExportKind, KindSpec> = {
       fee_asset: text(r.fee_asset),
       fee_amount: fmt(r, 'fee_amount'),
       rate: text(r.rate),
-      created_at: iso(r.created_at),
+      created_at: isoOrNull(r.created_at as Date | string | null),
     }),
   }),
   earn_orders: tableKind({
@@ -203,7 +203,7 @@ const kinds: Record<ExportKind, KindSpec> = {
       type: text(r.type),
       amount: fmt(r, 'amount'),
       status: text(r.status),
-      created_at: iso(r.created_at),
+      created_at: isoOrNull(r.created_at as Date | string | null),
     }),
   }),
   qrpay_payments: tableKind({
@@ -219,7 +219,7 @@ const kinds: Record<ExportKind, KindSpec> = {
       amount: fmt(r, 'amount'),
       merchant_name: text(r.merchant_name),
       status: text(r.status),
-      created_at: iso(r.created_at),
+      created_at: isoOrNull(r.created_at as Date | string | null),
     }),
   }),
   card_transactions: tableKind({
@@ -249,7 +249,7 @@ const kinds: Record<ExportKind, KindSpec> = {
       currency: text(r.currency),
       merchant_name: text(r.merchant_name),
       mcc: text(r.mcc),
-      created_at: iso(r.created_at),
+      created_at: isoOrNull(r.created_at as Date | string | null),
     }),
   }),
   // One row per line (posting) of each entry: the entry's fields repeated on its lines.
@@ -284,7 +284,7 @@ const kinds: Record<ExportKind, KindSpec> = {
           const v = lineView(w.merchantId, e.asset, l);
           return {
             entry_id: publicEntryId(e.id),
-            created_at: iso(e.created_at),
+            created_at: isoOrNull(e.created_at as Date | string | null),
             kind: e.kind,
             reference_object: e.reference_type,
             reference_id: e.reference_id,
