@@ -26,8 +26,7 @@ import { ApiError } from '../../../platform/errors.js';
 import { newId, withPrefix } from '../../../platform/ids.js';
 import type { WriteMode } from '../../../platform/writes/write-batch.js';
 import { cardMoneyEntryKinds, postEntries, topUpFreezeLines, type EntryInput } from '../../../money/index.js';
-import { enqueueMany } from '../../../jobs/queries.js';
-import { pendingOrderColumns } from '../../../provider-orders/index.js';
+import { enqueueDispatches, pendingOrderColumns } from '../../../provider-orders/index.js';
 import { assetScale, getAsset } from '../../assets/index.js';
 import type { MemberCardCaller } from '../shared/queries.js';
 import type { CardRow } from '../cards/tables.js';
@@ -203,14 +202,11 @@ async function writeTopUps(
     trx,
     posted.map(({ k }) => rows[k]!),
   );
-  await enqueueMany(
+  await enqueueDispatches(
     trx,
-    inserted.map((row) => ({
-      kind: topUpDispatchJobKind,
-      payload: { topup_id: row.id },
-      dedupeKey: `${topUpDispatchJobKind}:${row.id}`,
-      maxAttempts: 20,
-    })),
+    topUpDispatchJobKind,
+    'topup_id',
+    inserted.map((row) => row.id),
   );
   for (const [n, { item }] of posted.entries()) answers[item.i] = await topUpView(trx, inserted[n]!);
 }

@@ -8,7 +8,7 @@
  * outcome (the balance, the day's totals).
  */
 import type { Transaction } from 'kysely';
-import { pendingOrderColumns } from '../../../provider-orders/index.js';
+import { enqueueDispatches, pendingOrderColumns } from '../../../provider-orders/index.js';
 import type { Database, Environment } from '../../../db/schema.js';
 import { ownerColumns } from '../../../db/owned-by.js';
 import type { ServiceContext } from '../../../service-context.js';
@@ -16,7 +16,6 @@ import { ApiError } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { writeAlone, type WriteMode } from '../../../platform/writes/write-batch.js';
 import { parseAmount, postEntries, remitEntryKinds, remitFreezeLines, rowReference } from '../../../money/index.js';
-import { enqueueMany } from '../../../jobs/queries.js';
 import { getAsset, type Asset } from '../../assets/index.js';
 import { highValueRefusals, minKycLevel } from '../../kyc/index.js';
 import { corridorsByIds, type Corridor } from '../corridors/queries.js';
@@ -274,14 +273,11 @@ async function writeOrders(trx: Transaction<Database>, accepted: readonly Pendin
     trx,
     posted.map((x) => x.values),
   );
-  await enqueueMany(
+  await enqueueDispatches(
     trx,
-    inserted.map((row) => ({
-      kind: dispatchJobKind,
-      payload: { order_id: row.id },
-      dedupeKey: `${dispatchJobKind}:${row.id}`,
-      maxAttempts: 20,
-    })),
+    dispatchJobKind,
+    'order_id',
+    inserted.map((row) => row.id),
   );
   return posted.map(({ p }, n) => ({ p, row: inserted[n]! }));
 }
