@@ -4,6 +4,7 @@ import type { ServiceContext } from '../../service-context.js';
 import { publicAssetView } from './rules.js';
 import { listAssets } from './queries.js';
 import { router } from '../../platform/routes/route.js';
+import { wholeList } from '../../platform/routes/pagination.js';
 
 const AssetItem = Type.Object(
   {
@@ -15,14 +16,7 @@ const AssetItem = Type.Object(
   { title: 'Asset' },
 );
 
-const AssetList = Type.Object(
-  {
-    data: Type.Array(AssetItem),
-    next_cursor: Type.Null(),
-    has_more: Type.Boolean(),
-  },
-  { title: 'AssetList' },
-);
+const AssetList = wholeList(AssetItem, 'AssetList');
 
 export async function assetRoutes(app: AppInstance, ctx: ServiceContext): Promise<void> {
   router(app, ctx).get(

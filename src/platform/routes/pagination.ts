@@ -27,6 +27,13 @@ export const listEnvelope = <T extends Parameters<typeof Type.Array>[0]>(item: T
   );
 };
 
+/**
+ * The envelope of a list answered whole, never paged (the asset catalogue, a merchant's BINs): the
+ * list envelope's fields with `next_cursor` always null; `title` names it in the OpenAPI document.
+ */
+export const wholeList = <T extends Parameters<typeof Type.Array>[0]>(item: T, title?: string) =>
+  Type.Object({ data: Type.Array(item), next_cursor: Type.Null(), has_more: Type.Boolean() }, title ? { title } : {});
+
 export interface ListEnvelope<T> {
   data: T[];
   next_cursor: string | null;

@@ -1,6 +1,7 @@
-import { Type, type TSchema } from 'typebox';
+import { Type } from 'typebox';
 import { OperatorEnvironment, OperatorIdParams as IdParams } from '../../../platform/routes/operator-route.js';
 import { operatorRoutes } from '../../../platform/routes/route-module.js';
+import { wholeList } from '../../../platform/routes/pagination.js';
 import { EnvironmentQuery, operatorUpdate } from '../../../platform/routes/route-kinds.js';
 import { getMerchant } from '../../merchants/index.js';
 import { operatorProductView, updateProduct } from './service.js';
@@ -10,9 +11,6 @@ import { allProducts, authorizeBin, binAuthorizationsOf, withdrawBin } from './q
 /** A merchant and one BIN (6 to 8 digits), for PUT and DELETE alike: DELETE took any text and answered 200 echoing it.
  * */
 const BinParams = Type.Object({ id: IdParams.properties.id, bin: Type.String({ pattern: '^[0-9]{6,8}$' }) });
-/** A list the operator gets whole (never paged). */
-const wholeList = <T extends TSchema>(item: T) =>
-  Type.Object({ data: Type.Array(item), next_cursor: Type.Null(), has_more: Type.Boolean() });
 const Bins = wholeList(Type.Object({ bin: Type.String(), created_at: Type.String() }));
 /** A BIN's authorisation for a merchant after a PUT or a DELETE. */
 const BinAuthorization = Type.Object({ bin: Type.String(), authorized: Type.Boolean() });
