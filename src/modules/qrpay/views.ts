@@ -3,6 +3,7 @@ import { formatStored } from '../../money/index.js';
 import { publicStatus } from './state.js';
 import type { QrOrderRow } from './tables.js';
 import { isoOrNull } from '../../platform/dates.js';
+import { providerFactsView } from '../../provider-orders/index.js';
 
 export function orderView(o: QrOrderRow, scale: number) {
   return {
@@ -31,11 +32,8 @@ export function operatorOrderView(o: QrOrderRow, scale: number) {
     environment: o.environment,
     internal_status: o.status,
     upstream: 'qrpay',
-    upstream_outcome: o.upstream_outcome,
-    provider_order_id: o.provider_order_id,
-    provider_status: o.provider_status,
+    ...providerFactsView(o),
     call_started_at: isoOrNull(o.call_started_at)!,
-    check_count: o.check_count,
     next_check_at: isoOrNull(o.next_check_at),
     last_checked_at: isoOrNull(o.last_checked_at),
     completed_at: isoOrNull(o.completed_at),

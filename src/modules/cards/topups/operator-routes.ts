@@ -3,7 +3,7 @@ import { OperatorIdParams as IdParams } from '../../../platform/routes/operator-
 import { operatorRoutes } from '../../../platform/routes/route-module.js';
 import { operatorReadOne, operatorUpdate, orNotFound } from '../../../platform/routes/route-kinds.js';
 import { formatStored, parseAmount } from '../../../money/index.js';
-import { resolveByHand } from '../../../provider-orders/index.js';
+import { providerFactsView, resolveByHand } from '../../../provider-orders/index.js';
 import { lockProductBySeq, productSeqOf, updateProductRow } from '../products/queries.js';
 import { topUpById } from './queries.js';
 import { type Db } from '../shared/queries.js';
@@ -35,10 +35,7 @@ async function operatorTopUpView(db: Db, row: CardTopupRow) {
     member_id: row.member_id,
     internal_status: row.status,
     rate: row.rate,
-    upstream_outcome: row.upstream_outcome,
-    provider_order_id: row.provider_order_id,
-    provider_status: row.provider_status,
-    check_count: row.check_count,
+    ...providerFactsView(row),
     next_check_at: isoOrNull(row.next_check_at),
     last_checked_at: isoOrNull(row.last_checked_at),
   };

@@ -6,6 +6,7 @@ import { findOrder } from './queries.js';
 import { reconcileDueOrders, resolveOrder } from './reconcile.js';
 import { OperatorRemittance } from './schemas.js';
 import { viewOf } from './service.js';
+import { providerFactsView } from '../../../provider-orders/index.js';
 
 /** Remittance orders on the operator API: an order with its provider's side, a reconciliation pass, the resolve by
  * hand. */
@@ -19,10 +20,7 @@ export const orderOperatorRoutes = operatorRoutes((route, ctx) => {
       ...(await viewOf(db, row)),
       merchant_id: row.merchant_id,
       internal_status: row.status,
-      upstream_outcome: row.upstream_outcome,
-      provider_order_id: row.provider_order_id,
-      provider_status: row.provider_status,
-      check_count: row.check_count,
+      ...providerFactsView(row),
     };
   };
 
