@@ -85,6 +85,31 @@ async function listenerBack(
   return undefined;
 }
 
+/**
+ * Says where each missing event stands (queued for fan-out, its delivery records' state), so that a failure of
+ * the delivery check explains itself in CI's output.
+ */
+async function describeMissing(server: Cluster, missing: readonly string[]): Promise<void> {
+  try {
+    const keys = missing.slice(0, 20);
+    const rows = await server.query<Record<string, unknown>>(
+      `SELECT e.type, e.object_id, e.created_at, q.event_seq IS NOT NULL AS queued,
+         (SELECT json_agg(json_build_object('status', d.status, 'attempts', d.attempts,
+            'next_attempt_at', d.next_attempt_at, 'lease_until', d.lease_until))
+          FROM webhook_deliveries d WHERE d.event_id = e.id) AS deliveries
+       FROM events e LEFT JOIN webhook_fan_out_queue q ON q.event_seq = e.seq
+       WHERE e.type || ' ' || e.object_id = ANY($1::text[])`,
+      [keys],
+    );
+    console.log(
+      `    missing events (${missing.length}; first ${keys.length}) as stored at ${new Date().toISOString()}:`,
+    );
+    for (const r of rows) console.log(`    ${JSON.stringify(r)}`);
+  } catch (err) {
+    console.log(`    the missing events could not be read: ${(err as Error).message}`);
+  }
+}
+
 interface Outage {
   name: string;
   downAt: number;
@@ -165,6 +190,9 @@ async function main(): Promise<void> {
       DATA_DIR: dataDir,
       // Failed deliveries retried soon, so that every event is delivered within the run.
       WEBHOOK_RETRY_SCHEDULE_MS: '200,500,1000,2000,2000,2000,2000,2000',
+      // A claim the server committed as it died, its answer lost, holds its records until their lease ends
+      // (timeout + 2 × timeout, 45 s by default): a short timeout makes it end within the wait below.
+      WEBHOOK_DELIVERY_TIMEOUT_MS: '2000',
     });
     const svc = service;
     console.log(
@@ -248,6 +276,7 @@ async function main(): Promise<void> {
       missing = missing.filter((e) => !receiver.events.has(e));
     }
     const duplicates = [...receiver.events.values()].filter((n) => n > 1).length;
+    if (missing.length > 0) await describeMissing(standby, missing);
     check(
       missing.length === 0,
       `every event of an acknowledged write delivered to the receiver (${load.expectedEvents.size} ` +
