@@ -14,6 +14,7 @@ import { ApiError } from '../src/platform/errors.js';
 import { newMerchantClient, startTestService } from './support/service.js';
 import { rawRequest } from './support/raw-http.js';
 import { freshNonce, groupedWrite } from './support/grouped-write.js';
+import { TRON } from './support/fixtures.js';
 
 /**
  * Issue 16, group commit (docs/group-commit.md): concurrent deposits are written in shared
@@ -560,6 +561,81 @@ describe('group commit', () => {
         ),
       );
       assert.deepEqual(deposits, [2, 2, 4], "each merchant's deposits, from both runs");
+    },
+  );
+
+  it(
+    "commits withdrawals' confirms and fails of several merchants together; one withdrawal confirmed twice at once " +
+      'posts once',
+    async () => {
+      const merchants = await Promise.all(
+        [0, 1, 2].map(async (k) => {
+          const { client } = await newMerchantClient(service);
+          const member = `gc-w${k}`;
+          await client.members.create({ external_member_id: member });
+          assert.equal((await post(client, { ...depositBody(member), amount: '100' })).status, 201);
+          const ids: string[] = [];
+          for (const amount of ['10', '20']) {
+            const w = await client.requestRaw({
+              method: 'POST',
+              path: '/v1/withdrawals',
+              body: { asset: 'USDT', network: 'TRON', address: TRON, amount },
+              idempotencyKey: randomUUID(),
+              onBehalfOf: member,
+            });
+            assert.equal(w.status, 201);
+            ids.push(w.body.id);
+          }
+          await warm(client, 3);
+          return { client, member, ids };
+        }),
+      );
+      const before = { ...service.ctx.writeGroup.stats };
+      const move = (m: (typeof merchants)[number], id: string, action: string) =>
+        m.client.requestRaw({ method: 'POST', path: `/v1/withdrawals/${id}/${action}`, idempotencyKey: randomUUID() });
+      const answers = await Promise.all(
+        merchants.flatMap((m) => [
+          move(m, m.ids[0]!, 'confirm'),
+          move(m, m.ids[0]!, 'confirm'),
+          move(m, m.ids[1]!, 'fail'),
+        ]),
+      );
+      const stats = service.ctx.writeGroup.stats;
+      assert.ok(
+        stats.batches - before.batches < answers.length,
+        `${answers.length} moves in ${stats.batches - before.batches} transactions`,
+      );
+      assert.ok(stats.together - before.together > 1, 'moves were written together by their batch effects');
+      for (const [k, m] of merchants.entries()) {
+        const [first, second, fail] = answers.slice(3 * k, 3 * k + 3);
+        assert.deepEqual([first!.status, second!.status, fail!.status], [200, 200, 200]);
+        assert.deepEqual(
+          [first!.body.replayed, second!.body.replayed].sort(),
+          [false, true],
+          'the second confirm finds the withdrawal settled',
+        );
+        assert.equal(fail!.body.status, 'failed');
+        assert.equal(fail!.body.status_version, 2);
+        const balances = (await m.client.balances.list({ onBehalfOf: m.member })) as any[];
+        const usdt = balances.find((b) => b.asset === 'USDT');
+        const fee = (await m.client.requestRaw({ method: 'GET', path: `/v1/withdrawals/${m.ids[0]}` })).body.fee;
+        assert.equal(usdt.withdrawing, '0.000000');
+        assert.equal(
+          Number(usdt.available),
+          100 - 10 - Number(fee),
+          'the confirmed one left, the failed one came back',
+        );
+        const events = await service.ctx.db
+          .selectFrom('events')
+          .select(['type', 'status_version'])
+          .where('object_id', 'in', m.ids)
+          .where('type', 'in', ['withdrawal.settled', 'withdrawal.failed'])
+          .execute();
+        assert.deepEqual(events.map((e) => `${e.type} ${e.status_version}`).sort(), [
+          'withdrawal.failed 2',
+          'withdrawal.settled 2',
+        ]);
+      }
     },
   );
 

@@ -47,6 +47,7 @@ export {
   type EntryLine,
 } from './posting.js';
 export { postEntries, type EntryWithEvent, type PostOutcome } from './post-many.js';
+export { lockMerchantWrites } from './queries/posting.js';
 export { InsufficientFundsError, DuplicatePostingError, shortfallOf, type Shortfall } from './errors.js';
 export {
   entryKinds,

@@ -5,16 +5,9 @@ import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
 import { mapPage, type PageParams } from '../../platform/routes/pagination.js';
 import { keysetPage } from '../../db/keyset-page.js';
-import { accountBalance, formatAmount, parseAmount } from '../../money/index.js';
+import { accountBalance, formatAmount, lockMerchantWrites, parseAmount } from '../../money/index.js';
 import { getAsset } from '../assets/index.js';
-import {
-  countMonitors,
-  deleteMonitorRow,
-  findMonitor,
-  insertMonitor,
-  lockMerchantWrites,
-  monitorsOf,
-} from './queries.js';
+import { countMonitors, deleteMonitorRow, findMonitor, insertMonitor, monitorsOf } from './queries.js';
 import type { MerchantScope } from '../../platform/caller.js';
 
 /**

@@ -203,15 +203,6 @@ export async function merchantBalances(
 // ---------------------------------------------------------------------------------------------
 // Balance monitors (monitors.ts), prepaid credits and custody adjustments (service.ts)
 
-/**
- * The merchant's write lock (the one every posting of the merchant takes first, migration 031):
- * held to the end of the transaction.
- */
-export async function lockMerchantWrites(trx: Transaction<Database>, scope: MerchantScope): Promise<void> {
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`merchant-writes|${scope.merchantId}|${scope.environment}`},
-    0))`.execute(trx);
-}
-
 export async function countMonitors(db: Db, scope: MerchantScope): Promise<number> {
   const { count } = await db
     .selectFrom('balance_monitors')

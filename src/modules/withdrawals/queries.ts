@@ -1,5 +1,4 @@
 import { sql, type Insertable, type Selectable, type Transaction } from 'kysely';
-import { claimStatusMove } from '../../db/status-move.js';
 import type { Database, Db } from '../../db/schema.js';
 import { ownedBy } from '../../db/owned-by.js';
 import type { WithdrawalStatus, WithdrawalsTable } from './tables.js';
@@ -117,16 +116,71 @@ export async function insertWithdrawals(
   return values.map((v) => byId.get(v.id)!);
 }
 
-/** The claim of a locked withdrawal's move (one conditional UPDATE): the row moved, or undefined. */
-export function claimMove(
+/** A withdrawal a confirm or fail names: its caller (whose it must be) and the id as the path gave it. */
+export interface NamedWithdrawal {
+  caller: Caller;
+  id: string;
+}
+
+export type LockedWithdrawal = Row & { external_member_id: string };
+
+/**
+ * The named withdrawals, each the caller's own or undefined, locked (`FOR NO KEY UPDATE`, in id
+ * order) with their members' external ids: one statement for them all, in the order named.
+ */
+export async function lockOwnedMany(
   trx: Transaction<Database>,
-  caller: Caller,
-  id: string,
+  named: readonly NamedWithdrawal[],
+): Promise<(LockedWithdrawal | undefined)[]> {
+  if (named.length === 0) return [];
+  const { rows } = await sql<LockedWithdrawal & { ord: string }>`
+    SELECT w.*, m.external_member_id, i.ord FROM unnest(
+      ${named.map((n) => withPrefix('wdr', n.id))}::text[], ${named.map((n) => n.caller.merchantId)}::text[],
+      ${named.map((n) => n.caller.environment)}::text[], ${named.map((n) => n.caller.memberId ?? null)}::text[]
+    ) WITH ORDINALITY AS i(id, merchant_id, environment, member_id, ord)
+    JOIN withdrawals w ON w.id = i.id AND w.merchant_id = i.merchant_id AND w.environment = i.environment
+      AND (i.member_id IS NULL OR w.member_id = i.member_id)
+    JOIN members m ON m.id = w.member_id
+    ORDER BY w.id
+    FOR NO KEY UPDATE OF w
+  `.execute(trx);
+  const found: (LockedWithdrawal | undefined)[] = named.map(() => undefined);
+  for (const { ord, ...row } of rows) found[Number(ord) - 1] = row;
+  return found;
+}
+
+/**
+ * Locked withdrawals moved to `target` (status version + 1, updated_at on each one's merchant's
+ * clock): one statement, the moved rows answered in the order given.
+ */
+export async function moveLocked(
+  trx: Transaction<Database>,
+  rows: readonly Row[],
   target: 'settled' | 'failed',
-): Promise<Row | undefined> {
-  return claimStatusMove<Row>(trx, 'withdrawals', id, {
-    from: 'locked',
-    to: target,
-    at: scopeNowSql(caller.merchantId, caller.environment),
+): Promise<Row[]> {
+  if (rows.length === 0) return [];
+  const moved = await trx
+    .updateTable('withdrawals')
+    .set((eb) => ({
+      status: target,
+      status_version: eb('status_version', '+', 1),
+      updated_at: scopeNowSql(
+        sql.ref('withdrawals.merchant_id'),
+        sql.ref('withdrawals.environment'),
+      ) as unknown as Date,
+    }))
+    .where(
+      'id',
+      'in',
+      rows.map((r) => r.id),
+    )
+    .where('status', '=', 'locked')
+    .returningAll()
+    .execute();
+  const byId = new Map(moved.map((r) => [r.id, r]));
+  return rows.map((r) => {
+    const row = byId.get(r.id);
+    if (!row) throw new Error(`withdrawals: ${r.id} was locked but did not move`);
+    return row;
   });
 }

@@ -12,9 +12,9 @@ import {
 } from '../../platform/routes/route-kinds.js';
 import { stepUpCall } from '../step-up/index.js';
 import {
-  confirmWithdrawal,
+  confirmWithdrawals,
   createWithdrawals,
-  failWithdrawal,
+  failWithdrawals,
   getWithdrawal,
   listWithdrawals,
   withdrawalErrors,
@@ -97,8 +97,8 @@ export const withdrawalRoutes = publicRoutes((route, ctx) => {
       },
     }),
     {
-      plan: ({ principal, params }) => ({ principal, id: params.id }),
-      commit: (trx, { principal, id }) => confirmWithdrawal(trx, principal, id),
+      plan: ({ principal, params }) => ({ caller: principal, id: params.id }),
+      commitMany: (trx, plans) => confirmWithdrawals(trx, plans),
     },
   );
 
@@ -117,8 +117,8 @@ export const withdrawalRoutes = publicRoutes((route, ctx) => {
       response: { 200: Withdrawal },
     }),
     {
-      plan: ({ principal, params }) => ({ principal, id: params.id }),
-      commit: (trx, { principal, id }) => failWithdrawal(trx, principal, id),
+      plan: ({ principal, params }) => ({ caller: principal, id: params.id }),
+      commitMany: (trx, plans) => failWithdrawals(trx, plans),
     },
   );
 

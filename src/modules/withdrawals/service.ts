@@ -1,36 +1,45 @@
+// Over 300 lines: the withdrawal's whole life in one place (create, confirm and fail as batch effects, the reads).
 import type { Selectable, Transaction } from 'kysely';
 import type { Database, Db } from '../../db/schema.js';
 import { ownerColumns } from '../../db/owned-by.js';
 import type { ServiceContext } from '../../service-context.js';
 import type { WithdrawalStatus, WithdrawalsTable } from './tables.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
-import { newId } from '../../platform/ids.js';
+import { newId, withPrefix } from '../../platform/ids.js';
 import {
   entryKinds,
   formatStored,
   minorFromDb,
+  lockMerchantWrites,
   postEntries,
-  postEntryOrRefuse,
   withdrawalConfirmLines,
   withdrawalFailLines,
   withdrawalLockLines,
 } from '../../money/index.js';
-import { recordEvent, rowEnvelope } from '../../events/index.js';
+import { rowEnvelope } from '../../events/index.js';
 import { assetScale, getAsset, pageAtScale } from '../assets/index.js';
 import { type StepUpCall, stepUpErrors, stepUpInBatch, stepUpNeeded, stepUpObjectRef } from '../step-up/index.js';
 import { highValueRefusals } from '../kyc/index.js';
 import { transition, type WithdrawalAction } from './state.js';
 import { checkWithdrawal, type WithdrawalInput } from './rules.js';
 import {
-  claimMove,
   findOwned,
   insertWithdrawals,
-  memberExternalId,
+  lockOwnedMany,
+  moveLocked,
   refusedAddresses,
   withdrawalPage,
+  type LockedWithdrawal,
+  type NamedWithdrawal,
 } from './queries.js';
 import { writeAlone, type WriteMode } from '../../platform/writes/write-batch.js';
-import { checkEach, postedOnly, type BatchAnswer } from '../../platform/writes/batch-answers.js';
+import {
+  checkEach,
+  headOfCall,
+  mapAnswers,
+  postedOnly,
+  type BatchAnswer,
+} from '../../platform/writes/batch-answers.js';
 import type { Caller } from '../../platform/caller.js';
 
 /** The codes each function can answer (beyond invalid input): the routes declare these lists. */
@@ -196,56 +205,115 @@ export async function getWithdrawal(db: Db, caller: Caller, id: string) {
   return withdrawalView(row, await assetScale(db, row.asset));
 }
 
+/** A confirm or fail: the merchant (its caller) and the withdrawal's id as the path gave it. */
+export type WithdrawalMovePlan = NamedWithdrawal;
+
+type Moved = { row: Row; replayed: boolean };
+
 /**
- * Moves a locked withdrawal on. The claim is one conditional UPDATE: of concurrent calls exactly
- * one sees `locked` and posts; the others find the state it reached and get a replay.
+ * Moves locked withdrawals on (confirm: settled, fail: failed), many of any merchants in a few
+ * statements whatever their number (group commit, docs/write-model.md; a lone one is a list of
+ * one): one statement locks the named withdrawals with their members' external ids; the state
+ * machine answers each (a repeat of the move that reached its state is a replay, another state is
+ * refused); one posts the entries of those that move with their events (a custody shortfall refuses
+ * that confirm alone, with nothing of it written); one moves their rows. Concurrent calls post
+ * once: the withdrawal's lock makes the later one find the state the first reached. A second plan
+ * for a withdrawal already in the call depends on the first's outcome: it is written after it
+ * (`writeAlone`).
  */
-async function advance(trx: Transaction<Database>, caller: Caller, id: string, action: WithdrawalAction) {
-  const existing = await findOwned(trx, caller, id);
-  if (!existing) throw new ApiError('not_found', 'No such withdrawal.');
-  const target = action === 'confirm' ? 'settled' : 'failed';
-  const claimed = await claimMove(trx, caller, existing.id, target);
-  if (!claimed) {
-    const now = (await findOwned(trx, caller, id))!;
-    const t = transition(now.status, action);
-    if (t.kind === 'refuse') throw new ApiError(t.code, `The withdrawal is ${now.status}.`);
-    return { row: now, replayed: true };
+async function moveWithdrawals(
+  trx: Transaction<Database>,
+  plans: readonly WithdrawalMovePlan[],
+  action: WithdrawalAction,
+): Promise<BatchAnswer<Moved>[]> {
+  const answers: BatchAnswer<Moved>[] = [];
+  const { head, end } = headOfCall(plans, answers, (p) => [withPrefix('wdr', p.id)]);
+  const rows = await lockOwnedMany(trx, head);
+  const moving: { i: number; row: LockedWithdrawal }[] = [];
+  for (const [i, row] of rows.entries()) {
+    if (!row) {
+      answers[i] = new ApiError('not_found', 'No such withdrawal.');
+      continue;
+    }
+    const t = transition(row.status, action);
+    if (t.kind === 'refuse') answers[i] = new ApiError(t.code, `The withdrawal is ${row.status}.`);
+    else if (t.kind === 'replay') answers[i] = { row, replayed: true };
+    else moving.push({ i, row });
   }
-  const amount = minorFromDb(claimed.amount);
-  const fee = minorFromDb(claimed.fee);
-  const lines =
-    action === 'confirm'
-      ? withdrawalConfirmLines({ memberId: claimed.member_id, merchantId: claimed.merchant_id, amount, fee })
-      : withdrawalFailLines({ memberId: claimed.member_id, amount, fee });
-  await postEntryOrRefuse(trx, {
-    environment: caller.environment,
-    merchantId: caller.merchantId,
-    kind: action === 'confirm' ? entryKinds.withdrawalConfirm : entryKinds.withdrawalFail,
-    referenceType: 'withdrawal',
-    referenceId: claimed.id,
-    asset: claimed.asset,
-    lines,
-  });
-  const member = await memberExternalId(trx, claimed.member_id);
-  await recordEvent(trx, {
-    ...rowEnvelope(claimed),
-    type: `withdrawal.${target}`,
-    object: 'withdrawal',
-    status: target,
-    externalMemberId: member.external_member_id,
-  });
-  return { row: claimed, replayed: false };
+  const target = action === 'confirm' ? 'settled' : 'failed';
+  const outcomes = await postEntries(
+    trx,
+    moving.map(({ row }) => {
+      const amount = minorFromDb(row.amount);
+      const fee = minorFromDb(row.fee);
+      return {
+        entry: {
+          environment: row.environment,
+          merchantId: row.merchant_id,
+          kind: action === 'confirm' ? entryKinds.withdrawalConfirm : entryKinds.withdrawalFail,
+          referenceType: 'withdrawal',
+          referenceId: row.id,
+          asset: row.asset,
+          lines:
+            action === 'confirm'
+              ? withdrawalConfirmLines({ memberId: row.member_id, merchantId: row.merchant_id, amount, fee })
+              : withdrawalFailLines({ memberId: row.member_id, amount, fee }),
+        },
+        event: {
+          ...rowEnvelope({ ...row, status_version: row.status_version + 1 }),
+          type: `withdrawal.${target}` as const,
+          object: 'withdrawal',
+          status: target,
+          externalMemberId: row.external_member_id,
+        },
+      };
+    }),
+  );
+  const posted = postedOnly(moving, outcomes, answers);
+  const moved = await moveLocked(
+    trx,
+    posted.map(({ item }) => item.row),
+    target,
+  );
+  for (const [k, { item }] of posted.entries()) answers[item.i] = { row: moved[k]!, replayed: false };
+  return answers.slice(0, end);
 }
 
-export async function confirmWithdrawal(trx: Transaction<Database>, caller: Caller, id: string) {
-  const { row, replayed } = await advance(trx, caller, id, 'confirm');
-  return { id: row.id, status: 'settled' as const, replayed };
+const confirmation = (m: Moved) => ({ id: m.row.id, status: 'settled' as const, replayed: m.replayed });
+
+/** The merchant's confirmations that it paid withdrawals out: locked → settled, custody reduced. */
+export async function confirmWithdrawals(trx: Transaction<Database>, plans: readonly WithdrawalMovePlan[]) {
+  return mapAnswers(await moveWithdrawals(trx, plans, 'confirm'), confirmation);
 }
 
-export async function failWithdrawal(trx: Transaction<Database>, caller: Caller, id: string) {
-  const { row } = await advance(trx, caller, id, 'fail');
-  return withdrawalView(row, await assetScale(trx, row.asset));
+/** The merchant could not pay withdrawals out: locked → failed, withdrawing back to available. */
+export async function failWithdrawals(trx: Transaction<Database>, plans: readonly WithdrawalMovePlan[]) {
+  return mapAnswers(await moveWithdrawals(trx, plans, 'fail'), async (m) =>
+    withdrawalView(m.row, await assetScale(trx, m.row.asset)),
+  );
 }
+
+/**
+ * One move outside a batch (the console): the merchant's write lock first, so that this
+ * transaction locks the withdrawal after it as a batch does (docs/locking.md); a refusal is thrown.
+ */
+async function moveOne<V>(
+  trx: Transaction<Database>,
+  caller: Caller,
+  id: string,
+  many: (trx: Transaction<Database>, plans: readonly WithdrawalMovePlan[]) => Promise<BatchAnswer<V>[]>,
+): Promise<V> {
+  await lockMerchantWrites(trx, caller);
+  const [answer] = await many(trx, [{ caller, id }]);
+  if (answer instanceof Error) throw answer;
+  return answer as V;
+}
+
+export const confirmWithdrawal = (trx: Transaction<Database>, caller: Caller, id: string) =>
+  moveOne(trx, caller, id, confirmWithdrawals);
+
+export const failWithdrawal = (trx: Transaction<Database>, caller: Caller, id: string) =>
+  moveOne(trx, caller, id, failWithdrawals);
 
 export async function listWithdrawals(
   db: Db,

@@ -43,3 +43,16 @@ export async function callPostEntry(
     `.execute(trx);
   return rows[0];
 }
+
+/**
+ * The merchant's write lock (the one every posting of the merchant takes first, migration 031),
+ * held to the end of the transaction: taken before any row by a write that must lock rows a batch
+ * of batch effects locks after it (docs/locking.md).
+ */
+export async function lockMerchantWrites(
+  trx: Transaction<Database>,
+  scope: { merchantId: string; environment: string },
+): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`merchant-writes|${scope.merchantId}|${scope.environment}`},
+    0))`.execute(trx);
+}

@@ -93,3 +93,16 @@ export function headOfCall<P>(
   }
   return { head: [...items], end: items.length };
 }
+
+/** Each answer's result made into its view (`view` may read); refusals and `writeAlone` as they are. */
+export async function mapAnswers<V, W>(
+  answers: readonly BatchAnswer<V>[],
+  view: (result: V) => W | Promise<W>,
+): Promise<BatchAnswer<W>[]> {
+  const out: BatchAnswer<W>[] = [];
+  for (const a of answers) {
+    if (a instanceof Error || a === writeAlone) out.push(a as Error | typeof writeAlone);
+    else out.push(await view(a as V));
+  }
+  return out;
+}
