@@ -14,7 +14,7 @@ import { ApiError } from '../src/platform/errors.js';
 import { newMerchantClient, startTestService } from './support/service.js';
 import { rawRequest } from './support/raw-http.js';
 import { freshNonce, groupedWrite } from './support/grouped-write.js';
-import { TRON } from './support/fixtures.js';
+import { balanceOf, earnSetup, TRON } from './support/fixtures.js';
 
 /**
  * Issue 16, group commit (docs/group-commit.md): concurrent deposits are written in shared
@@ -635,6 +635,64 @@ describe('group commit', () => {
           'withdrawal.failed 2',
           'withdrawal.settled 2',
         ]);
+      }
+    },
+  );
+
+  it(
+    'commits earn subscriptions and redemptions of several merchants together; a shortfall refuses only its own, ' +
+      'a position redeemed twice at once is redeemed once',
+    async () => {
+      const setups = await Promise.all([0, 1, 2].map((k) => earnSetup(service, '100', `gc-e${k}`)));
+      for (const s of setups) await warm(s.client, 4);
+      const subscribe = (s: (typeof setups)[number], amount: string) =>
+        s.client.requestRaw({
+          method: 'POST',
+          path: '/v1/earn/orders',
+          body: { product_id: s.flexible.id, amount },
+          idempotencyKey: randomUUID(),
+          onBehalfOf: s.m,
+        });
+      let before = { ...service.ctx.writeGroup.stats };
+      // Each member has 100: 60 and 30 fit, the 20 after them does not.
+      const subscribed = await Promise.all(
+        setups.flatMap((s) => [subscribe(s, '60'), subscribe(s, '30'), subscribe(s, '20')]),
+      );
+      let stats = service.ctx.writeGroup.stats;
+      assert.ok(stats.batches - before.batches < subscribed.length, 'the subscriptions shared transactions');
+      assert.ok(stats.together - before.together > 1, 'written together by their batch effect');
+      const codes = subscribed.map((a) => (a.status === 201 ? 201 : `${a.status} ${(a.body.error ?? a.body).code}`));
+      for (const k of [0, 1, 2])
+        assert.deepEqual(
+          codes.slice(3 * k, 3 * k + 3).sort(),
+          [201, 201, '400 insufficient_balance'].sort() as unknown[],
+          'two of three fit, whichever came first',
+        );
+
+      const redeem = (s: (typeof setups)[number], position: string) =>
+        s.client.requestRaw({
+          method: 'POST',
+          path: `/v1/earn/positions/${position}/redeem`,
+          idempotencyKey: randomUUID(),
+          onBehalfOf: s.m,
+        });
+      before = { ...service.ctx.writeGroup.stats };
+      const positions = subscribed.filter((a) => a.status === 201).map((a) => a.body.position_id as string);
+      const redeemed = await Promise.all(
+        setups.flatMap((s, k) => [redeem(s, positions[2 * k]!), redeem(s, positions[2 * k]!)]),
+      );
+      stats = service.ctx.writeGroup.stats;
+      assert.ok(stats.batches - before.batches < redeemed.length, 'the redemptions shared transactions');
+      for (const [k, s] of setups.entries()) {
+        const pair = redeemed
+          .slice(2 * k, 2 * k + 2)
+          .map((a) => (a.status === 200 ? 200 : (a.body.error ?? a.body).code));
+        assert.deepEqual(pair.sort(), [200, 'state_invalid'].sort() as unknown[]);
+        const orders = subscribed.slice(3 * k, 3 * k + 3).filter((a) => a.status === 201);
+        const [gone, kept] = orders.map((a) => Number(a.body.amount));
+        assert.equal(orders[0]!.body.position_id, positions[2 * k]);
+        const usdt = await balanceOf(s.client, s.m);
+        assert.deepEqual([Number(usdt.earn), Number(usdt.available)], [kept, 100 - kept!], `${gone} came back once`);
       }
     },
   );

@@ -58,8 +58,15 @@ export const findOrder = (db: Db, caller: Caller, id: string): Promise<EarnOrder
 export const lockPosition = (trx: Transaction<Database>, caller: Caller, positionId: string) =>
   ordersQuery(trx, caller).where('position_id', '=', positionId).forUpdate().executeTakeFirst();
 
-export function insertOrder(trx: Transaction<Database>, values: Insertable<EarnOrdersTable>): Promise<EarnOrderRow> {
-  return trx.insertInto('earn_orders').values(values).returningAll().executeTakeFirstOrThrow();
+/** New orders, one statement; the rows answered in the order given. */
+export async function insertOrders(
+  trx: Transaction<Database>,
+  values: readonly Insertable<EarnOrdersTable>[],
+): Promise<EarnOrderRow[]> {
+  if (values.length === 0) return [];
+  const rows = await trx.insertInto('earn_orders').values(values).returningAll().execute();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return values.map((v) => byId.get(v.id)!);
 }
 
 /** A flexible order's principal goes back: active → redeemed. */
@@ -94,7 +101,7 @@ export function lockDueOrder(trx: Transaction<Database>, id: string, now: Date |
 
 /** Ids of the orders with a day due: the scope's at `now`, or every merchant's at its own time. */
 export function dueOrderIds(db: Db, batchMax: number, scope?: MerchantScope, now?: Date) {
-  let q = db.selectFrom('earn_orders').select('id').where('status', '=', 'active');
+  let q = db.selectFrom('earn_orders').select(['id', 'merchant_id', 'environment']).where('status', '=', 'active');
   q =
     scope && now
       ? q.where(inScope(scope)).where('next_accrual_at', '<=', now)

@@ -9,7 +9,7 @@ import {
   statusPageQuery,
 } from '../../platform/routes/route-kinds.js';
 import { publicRoutes } from '../../platform/routes/route-module.js';
-import { earnErrors, getOrder, listOrders, listPositions, listProducts, redeem, subscribe } from './service.js';
+import { earnErrors, getOrder, listOrders, listPositions, listProducts, redeemMany, subscribeMany } from './service.js';
 
 const tags = ['Earn'];
 
@@ -114,8 +114,8 @@ export const earnRoutes = publicRoutes((route, ctx) => {
       response: { 201: EarnOrder },
     }),
     {
-      plan: ({ principal, body }) => ({ principal, body }),
-      commit: (trx, { principal, body }) => subscribe(ctx, trx, principal, body),
+      plan: ({ principal, body }) => ({ scope: principal, body }),
+      commitMany: (trx, plans) => subscribeMany(ctx, trx, plans),
     },
   );
 
@@ -175,8 +175,8 @@ export const earnRoutes = publicRoutes((route, ctx) => {
       response: { 200: EarnPosition },
     }),
     {
-      plan: ({ principal, params }) => ({ principal, id: params.id }),
-      commit: (trx, { principal, id }) => redeem(ctx, trx, principal, id),
+      plan: ({ principal, params }) => ({ scope: principal, id: params.id }),
+      commitMany: (trx, plans) => redeemMany(ctx, trx, plans),
     },
   );
 });

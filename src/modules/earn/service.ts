@@ -1,3 +1,4 @@
+// Over 300 lines: an earn order's whole life (subscriptions, redemptions as batch effects, the daily process).
 /**
  * Earn (docs/earn.md): products, subscriptions (`POST /v1/earn/orders`: available → earn), the
  * positions, flexible redemption, and the daily process on the merchant's clock: a flexible
@@ -5,9 +6,10 @@
  * `status_version` 0); a fixed-term order accrues daily and settles at maturity with principal
  * and interest (`earn.order.settled`, `data.id` = the order id). No event at the start.
  */
-import type { Transaction } from 'kysely';
+import type { Insertable, Transaction } from 'kysely';
+import { checkEach, postedOnly, type BatchAnswer } from '../../platform/writes/batch-answers.js';
 import type { Database, Environment, Db } from '../../db/schema.js';
-import { ownerColumns } from '../../db/owned-by.js';
+import { ownerColumns, rowScope } from '../../db/owned-by.js';
 import type { ServiceContext } from '../../service-context.js';
 import { ApiError, type ErrorCode } from '../../platform/errors.js';
 import { newId, withPrefix } from '../../platform/ids.js';
@@ -23,8 +25,9 @@ import {
   postEntry,
   postRowEntry,
   rowReference,
-  postEntryOrRefuse,
+  postEntries,
   earnEntryKinds,
+  lockMerchantWrites,
 } from '../../money/index.js';
 import { recordEvent, rowEnvelope } from '../../events/index.js';
 import { getAsset } from '../assets/index.js';
@@ -33,7 +36,7 @@ import {
   dueOrderIds,
   findOrder,
   findProduct,
-  insertOrder,
+  insertOrders,
   lockDueOrder,
   lockPosition,
   markRedeemed,
@@ -45,6 +48,7 @@ import {
 } from './queries.js';
 import { dailyInterest, dayMs, earnReferenceType } from './rules.js';
 import { orderView, productView, viewOrder, viewPosition } from './views.js';
+import type { EarnOrdersTable } from './tables.js';
 import type { Caller, MemberScope, MerchantScope } from '../../platform/caller.js';
 
 export const earnErrors = {
@@ -77,57 +81,85 @@ export async function listPositions(db: Db, caller: Caller, query: PageParams & 
   return viewPage(await keysetPage(ordersQuery(db, caller, query.status), query), (o) => viewPosition(db, o));
 }
 
-export async function subscribe(
+/** A subscription to write: the member (on whose behalf the call is made) and the body. */
+export interface SubscribePlan {
+  scope: MemberScope;
+  body: { product_id: string; amount: string };
+}
+
+type EarnOrderView = ReturnType<typeof orderView>;
+
+/**
+ * Subscriptions (available → earn), many of any merchants in a few statements whatever their
+ * number (group commit, docs/write-model.md; a lone one is a list of one): each one's product,
+ * asset and amount checked, then one statement posts the entries (`postEntries`: a shortfall
+ * refuses that subscription alone, later ones see the balances earlier ones left) and one inserts
+ * the orders of those that posted. No event at the start (the reference's Events table).
+ */
+export async function subscribeMany(
   ctx: ServiceContext,
   trx: Transaction<Database>,
-  scope: MemberScope,
-  body: { product_id: string; amount: string },
-) {
-  const product = await findProduct(trx, scope.environment, body.product_id.trim());
-  if (!product || !product.enabled)
-    throw new ApiError('product_not_available', 'No such earn product, or it is withdrawn.');
-  const asset = await getAsset(trx, product.asset);
-  if (!asset?.enabled) throw new ApiError('product_not_available', "The product's asset is not enabled.");
-  const amount = parseAmount(body.amount, asset.scale, 'amount');
-  if (amount <= 0n) throw new ApiError('invalid_request', 'amount must be greater than zero.');
-  if (
-    amount < minorFromDb(product.min_amount) ||
-    (product.max_amount !== null && amount > minorFromDb(product.max_amount))
-  ) {
-    throw new ApiError('amount_out_of_range', "amount is outside the product's range.");
-  }
-  const now = await ctx.clock.now(trx, scope);
-  const row = await insertOrder(trx, {
-    id: newId('ero'),
-    position_id: newId('epo'),
-    ...ownerColumns(scope),
-    product_id: product.id,
-    asset: product.asset,
-    type: product.type,
-    term_days: product.term_days,
-    apr_bps: product.apr_bps,
-    amount: amount.toString(),
-    status: 'active',
-    status_version: 1,
-    started_at: now,
-    matures_at: product.type === 'fixed' ? new Date(now.getTime() + product.term_days * dayMs) : null,
-    next_accrual_at: new Date(now.getTime() + dayMs),
-    settled_at: null,
-    redeemed_at: null,
-    created_at: now,
-    updated_at: now,
+  plans: readonly SubscribePlan[],
+): Promise<BatchAnswer<EarnOrderView>[]> {
+  const answers: BatchAnswer<EarnOrderView>[] = [];
+  const checked = await checkEach(plans, answers, async ({ scope, body }) => {
+    const product = await findProduct(trx, scope.environment, body.product_id.trim());
+    if (!product || !product.enabled)
+      throw new ApiError('product_not_available', 'No such earn product, or it is withdrawn.');
+    const asset = await getAsset(trx, product.asset);
+    if (!asset?.enabled) throw new ApiError('product_not_available', "The product's asset is not enabled.");
+    const amount = parseAmount(body.amount, asset.scale, 'amount');
+    if (amount <= 0n) throw new ApiError('invalid_request', 'amount must be greater than zero.');
+    if (
+      amount < minorFromDb(product.min_amount) ||
+      (product.max_amount !== null && amount > minorFromDb(product.max_amount))
+    ) {
+      throw new ApiError('amount_out_of_range', "amount is outside the product's range.");
+    }
+    const now = await ctx.clock.now(trx, scope);
+    const order: Insertable<EarnOrdersTable> = {
+      id: newId('ero'),
+      position_id: newId('epo'),
+      ...ownerColumns(scope),
+      product_id: product.id,
+      asset: product.asset,
+      type: product.type,
+      term_days: product.term_days,
+      apr_bps: product.apr_bps,
+      amount: amount.toString(),
+      status: 'active',
+      status_version: 1,
+      started_at: now,
+      matures_at: product.type === 'fixed' ? new Date(now.getTime() + product.term_days * dayMs) : null,
+      next_accrual_at: new Date(now.getTime() + dayMs),
+      settled_at: null,
+      redeemed_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+    return { scope, order, amount, scale: asset.scale };
   });
-  await postEntryOrRefuse(trx, {
-    environment: scope.environment,
-    merchantId: scope.merchantId,
-    kind: earnEntryKinds.subscribe,
-    referenceType: earnReferenceType,
-    referenceId: row.id,
-    asset: row.asset,
-    lines: earnSubscribeLines(scope.memberId, amount),
-  });
-  // No event at the start (the reference's Events table).
-  return orderView(row, asset.scale);
+  const outcomes = await postEntries(
+    trx,
+    checked.map(({ scope, order, amount }) => ({
+      entry: {
+        environment: scope.environment,
+        merchantId: scope.merchantId,
+        kind: earnEntryKinds.subscribe,
+        referenceType: earnReferenceType,
+        referenceId: order.id,
+        asset: order.asset,
+        lines: earnSubscribeLines(scope.memberId, amount),
+      },
+    })),
+  );
+  const posted = postedOnly(checked, outcomes, answers);
+  const rows = await insertOrders(
+    trx,
+    posted.map(({ item }) => item.order),
+  );
+  for (const [k, { item }] of posted.entries()) answers[item.i] = orderView(rows[k]!, item.scale);
+  return answers;
 }
 
 /**
@@ -136,7 +168,7 @@ export async function subscribe(
  * the unfinished day earns nothing. Fixed-term before maturity: `state_invalid`; at or after
  * maturity (not yet settled by the daily process): settled now, principal and interest to available.
  */
-export async function redeem(ctx: ServiceContext, trx: Transaction<Database>, scope: MemberScope, positionId: string) {
+async function redeem(ctx: ServiceContext, trx: Transaction<Database>, scope: MemberScope, positionId: string) {
   const o = await lockPosition(trx, scope, withPrefix('epo', positionId));
   if (!o) throw new ApiError('not_found', 'No such earn position.');
   if (o.status !== 'active') throw new ApiError('state_invalid', 'The position is closed.');
@@ -165,6 +197,35 @@ export async function redeem(ctx: ServiceContext, trx: Transaction<Database>, sc
     lines: earnRedeemLines(o.member_id, minorFromDb(o.amount)),
   });
   return viewPosition(trx, row);
+}
+
+/** A redemption to write: the member and the position's id as the path gave it. */
+export interface RedeemPlan {
+  scope: MemberScope;
+  id: string;
+}
+
+/**
+ * Redemptions, many of any merchants in one transaction (group commit, docs/write-model.md), each
+ * written in turn: a position is locked, its due days paid and its principal returned, so a second
+ * redemption of it in the call finds it closed. A refusal (`not_found`, `state_invalid`) comes before
+ * anything of its item is written; any other error fails the batch, whose writes then run alone.
+ */
+export async function redeemMany(
+  ctx: ServiceContext,
+  trx: Transaction<Database>,
+  plans: readonly RedeemPlan[],
+): Promise<BatchAnswer<Awaited<ReturnType<typeof viewPosition>>>[]> {
+  const answers: BatchAnswer<Awaited<ReturnType<typeof viewPosition>>>[] = [];
+  for (const { scope, id } of plans) {
+    try {
+      answers.push(await redeem(ctx, trx, scope, id));
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      answers.push(err);
+    }
+  }
+  return answers;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -257,8 +318,13 @@ export async function runDueAccruals(
     const due = await dueOrderIds(ctx.db, batchMax, scope, now);
     if (due.length === 0) return;
     let progressed = false;
-    for (const { id } of due) {
-      const moved = await ctx.db.transaction().execute((trx) => accrueOneDay(trx, id, scope && now ? now : null));
+    for (const order of due) {
+      // The merchant's write lock before the order's, the order a batch of redemptions takes them in
+      // (docs/locking.md): holding the order while waiting for the lock, a day waited in a cycle with one.
+      const moved = await ctx.db.transaction().execute(async (trx) => {
+        await lockMerchantWrites(trx, rowScope(order));
+        return accrueOneDay(trx, order.id, scope && now ? now : null);
+      });
       progressed ||= moved;
     }
     if (!progressed) return;
