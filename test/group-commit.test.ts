@@ -11,7 +11,7 @@ import { createWriteGroup } from '../src/platform/writes/write-group.js';
 import { createDeposits, type DepositPlan } from '../src/modules/deposits/service.js';
 import { mapDomainError } from '../src/api-errors.js';
 import { ApiError } from '../src/platform/errors.js';
-import { newMerchantClient, startTestService } from './support/service.js';
+import { admin, newMerchantClient, startTestService } from './support/service.js';
 import { rawRequest } from './support/raw-http.js';
 import { freshNonce, groupedWrite } from './support/grouped-write.js';
 import { balanceOf, earnSetup, TRON } from './support/fixtures.js';
@@ -693,6 +693,65 @@ describe('group commit', () => {
         assert.equal(orders[0]!.body.position_id, positions[2 * k]);
         const usdt = await balanceOf(s.client, s.m);
         assert.deepEqual([Number(usdt.earn), Number(usdt.available)], [kept, 100 - kept!], `${gone} came back once`);
+      }
+    },
+  );
+
+  it(
+    "commits merchants' conversions together, each behind its own savepoint: a refused one after its row was " +
+      'written leaves nothing, its neighbours stay',
+    async () => {
+      const merchants = await Promise.all(
+        [0, 1, 2].map(async () => {
+          const { client, merchantId } = await newMerchantClient(service);
+          const credit = await admin(service, 'POST', `/admin/v1/merchants/${merchantId}/prepaid-credits`, {
+            environment: 'sandbox',
+            asset: 'USDT',
+            amount: '100',
+          });
+          assert.equal(credit.status, 201);
+          await warm(client, 3);
+          return { client, merchantId };
+        }),
+      );
+      const convert = (client: MerchantWalletClient, amount: string) =>
+        client.requestRaw({
+          method: 'POST',
+          path: '/v1/merchant/conversions',
+          body: { from_asset: 'USDT', to_asset: 'EUR', from_amount: amount },
+          idempotencyKey: randomUUID(),
+        });
+      const before = { ...service.ctx.writeGroup.stats };
+      // 60 and 30 fit in 100; the third (20) is refused whichever order they came in.
+      const answers = await Promise.all(
+        merchants.flatMap(({ client: c }) => [convert(c, '60'), convert(c, '30'), convert(c, '20')]),
+      );
+      const stats = service.ctx.writeGroup.stats;
+      assert.ok(
+        stats.batches - before.batches < answers.length,
+        `${answers.length} conversions in ${stats.batches - before.batches} transactions`,
+      );
+      for (const [k, { client, merchantId }] of merchants.entries()) {
+        const three = answers.slice(3 * k, 3 * k + 3);
+        const codes = three.map((a) => (a.status === 201 ? 201 : (a.body.error ?? a.body).code));
+        assert.equal(codes.filter((c) => c === 201).length, 2, JSON.stringify(codes));
+        assert.ok(codes.includes('merchant_insufficient_funds'));
+        const spent = three.filter((a) => a.status === 201).reduce((n, a) => n + Number(a.body.from_amount), 0);
+        const balances = await client.merchant.balances();
+        assert.equal(Number(balances.find((b) => b.asset === 'USDT')?.prepaid_available), 100 - spent);
+        const rows = await service.ctx.db
+          .selectFrom('merchant_conversions')
+          .select('id')
+          .where('merchant_id', '=', merchantId)
+          .execute();
+        assert.deepEqual(
+          rows.map((r) => r.id).sort(),
+          three
+            .filter((a) => a.status === 201)
+            .map((a) => a.body.id)
+            .sort(),
+          'no row of the refused one',
+        );
       }
     },
   );

@@ -37,6 +37,13 @@ export const conversionErrors = {
   ],
 } as const satisfies Record<string, readonly ErrorCode[]>;
 
+/** A conversion to write: the merchant, its body, and the rate asked for it before the write. */
+export interface ConversionPlan {
+  principal: MerchantScope;
+  body: ConversionBody;
+  rate: RateOutcome;
+}
+
 export interface ConversionBody {
   from_asset: string;
   to_asset: string;

@@ -1,8 +1,9 @@
 import { constantList } from '../../platform/routes/pagination.js';
 import { memberWrite, merchantWrite, readList, readOne, statusPageQuery } from '../../platform/routes/route-kinds.js';
 import { publicRoutes } from '../../platform/routes/route-module.js';
+import { eachAlone } from '../../platform/writes/batch-answers.js';
 import { stepUpCall } from '../step-up/index.js';
-import { conversionErrors, createConversion, refuseQuoteId } from './conversions.js';
+import { conversionErrors, createConversion, refuseQuoteId, type ConversionPlan } from './conversions.js';
 import { conversionPairs } from './directions.js';
 import { askRate } from './pricing.js';
 import { readOrder, readOrders } from './reads.js';
@@ -174,7 +175,7 @@ export const exchangeRoutes = publicRoutes((route, ctx) => {
         const sides = sidesOf(body);
         return { principal, body, rate: await askRate(ctx, principal, sides.from, sides.to) };
       },
-      commit: (trx, { principal, body, rate }) => createConversion(ctx, trx, principal, body, rate),
+      commitMany: eachAlone((trx, p: ConversionPlan) => createConversion(ctx, trx, p.principal, p.body, p.rate)),
     },
   );
 

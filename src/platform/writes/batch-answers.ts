@@ -1,4 +1,6 @@
-import { writeAlone } from './write-batch.js';
+import type { Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { writeAlone, type WriteMode } from './write-batch.js';
 
 /*
  * The bookkeeping every batch effect does (docs/write-model.md): an item is checked, gated and
@@ -106,3 +108,13 @@ export async function mapAnswers<V, W>(
   }
   return out;
 }
+
+/**
+ * A batch effect for a write that may be refused after it wrote (a posting after its row): each
+ * item is written behind a savepoint of its own (`writeAlone`), in the batch's transaction, after
+ * its merchants' write locks, beside the other writes that arrived with it.
+ */
+export const eachAlone =
+  <P, V>(commit: (trx: Transaction<Database>, plan: P) => Promise<V>) =>
+  async (trx: Transaction<Database>, plans: readonly P[], mode: WriteMode): Promise<BatchAnswer<V>[]> =>
+    mode.alone ? [await commit(trx, plans[0]!)] : [writeAlone];
