@@ -7,6 +7,7 @@ import { inScope, ownedBy } from '../../db/owned-by.js';
 import { scopeNowSql } from '../../platform/queries/clock.js';
 import type { Caller, MerchantScope } from '../../platform/caller.js';
 import type { EarnOrderRow, EarnOrdersTable, EarnProductRow, EarnProductsTable } from './tables.js';
+import { insertInOrder } from '../../db/returned-rows.js';
 
 /** The asset's scale (2 when the asset is unknown). */
 export async function scaleOf(db: Db, code: string): Promise<number> {
@@ -59,14 +60,11 @@ export const lockPosition = (trx: Transaction<Database>, caller: Caller, positio
   ordersQuery(trx, caller).where('position_id', '=', positionId).forUpdate().executeTakeFirst();
 
 /** New orders, one statement; the rows answered in the order given. */
-export async function insertOrders(
+export function insertOrders(
   trx: Transaction<Database>,
   values: readonly Insertable<EarnOrdersTable>[],
 ): Promise<EarnOrderRow[]> {
-  if (values.length === 0) return [];
-  const rows = await trx.insertInto('earn_orders').values(values).returningAll().execute();
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return values.map((v) => byId.get(v.id)!);
+  return insertInOrder(trx, 'earn_orders', values);
 }
 
 /** A flexible order's principal goes back: active → redeemed. */

@@ -19,6 +19,7 @@ import type {
   OrderStatus,
 } from './tables.js';
 import type { Caller, MerchantScope } from '../../platform/caller.js';
+import { insertInOrder } from '../../db/returned-rows.js';
 
 export type { Db } from '../../db/schema.js';
 
@@ -270,12 +271,9 @@ export async function dailyTotalsOf(
 }
 
 /** New orders, one statement; answered in the order given. */
-export async function insertOrders(
+export function insertOrders(
   trx: Transaction<Database>,
   values: readonly Insertable<ExchangeOrdersTable>[],
 ): Promise<ExchangeOrderRow[]> {
-  if (values.length === 0) return [];
-  const rows = await trx.insertInto('exchange_orders').values(values).returningAll().execute();
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return values.map((v) => byId.get(v.id)!);
+  return insertInOrder(trx, 'exchange_orders', values);
 }

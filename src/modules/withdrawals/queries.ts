@@ -7,6 +7,7 @@ import { type ListEnvelope, type PageParams } from '../../platform/routes/pagina
 import { keysetPage } from '../../db/keyset-page.js';
 import { withPrefix } from '../../platform/ids.js';
 import type { Caller } from '../../platform/caller.js';
+import { inOrderOf } from '../../db/returned-rows.js';
 
 /** Reads and writes of the withdrawals and blacklisted_addresses tables. */
 
@@ -112,8 +113,7 @@ export async function insertWithdrawals(
     )
     .returningAll()
     .execute();
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return values.map((v) => byId.get(v.id)!);
+  return inOrderOf(values, rows);
 }
 
 /** A withdrawal a confirm or fail names: its caller (whose it must be) and the id as the path gave it. */
@@ -177,10 +177,5 @@ export async function moveLocked(
     .where('status', '=', 'locked')
     .returningAll()
     .execute();
-  const byId = new Map(moved.map((r) => [r.id, r]));
-  return rows.map((r) => {
-    const row = byId.get(r.id);
-    if (!row) throw new Error(`withdrawals: ${r.id} was locked but did not move`);
-    return row;
-  });
+  return inOrderOf(rows, moved);
 }

@@ -15,6 +15,7 @@ import type { Caller } from '../../../platform/caller.js';
 import type { ClockScope } from '../../../platform/clock.js';
 import { orderNowSql } from '../../../provider-orders/index.js';
 import { getAsset } from '../../assets/index.js';
+import { insertInOrder } from '../../../db/returned-rows.js';
 
 export async function findOrder(db: Db, id: string, caller?: Caller): Promise<RemitOrderRow | undefined> {
   let q = db.selectFrom('remit_orders').selectAll().where('id', '=', withPrefix('rmt', id));
@@ -199,12 +200,9 @@ export async function membersOf(
 }
 
 /** New orders, one statement; answered in the order given. */
-export async function insertOrders(
+export function insertOrders(
   trx: Transaction<Database>,
   values: readonly Insertable<RemitOrdersTable>[],
 ): Promise<RemitOrderRow[]> {
-  if (values.length === 0) return [];
-  const rows = await trx.insertInto('remit_orders').values(values).returningAll().execute();
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return values.map((v) => byId.get(v.id)!);
+  return insertInOrder(trx, 'remit_orders', values);
 }
