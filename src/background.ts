@@ -1,4 +1,4 @@
-import type { BatchQueue, JobHandler, Ticker, TimedProcess } from './jobs/types.js';
+import type { BatchQueue, JobHandlers, Ticker, TimedProcess } from './jobs/types.js';
 import { housekeepingTicker } from './jobs/housekeeping.js';
 import {
   webhookBatchQueues,
@@ -35,7 +35,7 @@ import { exportJobHandlers, exportTickers } from './modules/exports/index.js';
  */
 
 /** Queue handlers by job kind. */
-export const jobHandlers: Record<string, JobHandler> = {
+export const jobHandlers: JobHandlers = {
   ...webhookJobHandlers,
   ...kycJobHandlers,
   ...remittanceJobHandlers,

@@ -1,7 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningService } from '../src/server.js';
-import { enqueue } from '../src/jobs/queries.js';
+import { enqueue, enqueueMany } from '../src/jobs/queries.js';
 import { JobRunner, backoffMs } from '../src/jobs/runner.js';
 import { RetryLater } from '../src/jobs/types.js';
 import { jobHandlers } from '../src/background.js';
@@ -41,6 +41,30 @@ describe('background jobs', () => {
   });
 
   const jobRows = () => service.ctx.db.selectFrom('jobs').selectAll().where('kind', 'like', 'test.%').execute();
+
+  it('runs the jobs of a kind with a batch handler together: done ones completed, a failed one retried', async () => {
+    const runs: string[][] = [];
+    jobHandlers['test.batch'] = {
+      async many(jobs) {
+        runs.push(jobs.map((j) => `${String(j.payload.tag)}#${j.attempts}`));
+        return jobs.map((j) => (j.payload.tag === 'b2' && j.attempts === 1 ? new Error('b2 failed once') : undefined));
+      },
+    };
+    const runner = new JobRunner(service.ctx, jobHandlers, { backoffBaseMs: 1, backoffMaxMs: 2 });
+    // One statement: no poll can take some of them before the others are there.
+    await enqueueMany(
+      service.ctx.db,
+      ['b1', 'b2', 'b3'].map((tag) => ({ kind: 'test.batch', payload: { tag } })),
+    );
+    for (let i = 0; i < 20 && (await jobRows()).some((r) => r.kind === 'test.batch'); i++) {
+      await runner.drain();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await runner.stop();
+    assert.deepEqual(runs[0]!.sort(), ['b1#1', 'b2#1', 'b3#1'], 'one run for the three');
+    assert.deepEqual(runs.slice(1).flat(), ['b2#2'], 'only the failed one again');
+    assert.equal((await jobRows()).filter((r) => r.kind === 'test.batch').length, 0);
+  });
 
   it('runs a job once and removes it', async () => {
     await enqueue(service.ctx.db, { kind: 'test.record', payload: { tag: 'one' } });

@@ -72,6 +72,38 @@ describe('remittance orders', () => {
   };
 
   it(
+    'dispatches the orders one poll took together: each payee registered once, a payee the provider refuses fails ' +
+      'its order alone with the freeze back',
+    async () => {
+      const ok = await setup();
+      const refused = await setup({ holder: ['SIM-REFUSE', 'Holder'] });
+      const before = await balance(refused.m, 'USDT');
+      const orders = [
+        await send(ok.m, ok.payee),
+        await send(refused.m, refused.payee),
+        await send(ok.m, ok.payee, 'USDT', '50'),
+      ];
+      await run();
+      const [first, second, third] = await Promise.all(
+        orders.map((o, i) => client.remittance.get(o.id, { onBehalfOf: i === 1 ? refused.m : ok.m })),
+      );
+      assert.deepEqual([first!.status, second!.status, third!.status], ['completed', 'failed', 'completed']);
+      assert.equal((second as any).failure_reason, 'payee_rejected');
+      assert.deepEqual(await eventsOf(second!.id), ['remittance.order.pending@1', 'remittance.order.failed@2']);
+      assert.deepEqual(await eventsOf(third!.id), dispatchedThen('completed'));
+      assert.equal((await balance(refused.m, 'USDT')).available, before.available, 'the freeze went back');
+      assert.equal((await balance(refused.m, 'USDT')).frozen, '0.000000');
+      const entity = await service.ctx.db
+        .selectFrom('remit_orders as o')
+        .innerJoin('remit_payee_entities as e', 'e.id', 'o.entity_id')
+        .select(['e.provider_payee_ref'])
+        .where('o.id', 'in', [first!.id, second!.id])
+        .execute();
+      assert.equal(entity.filter((e) => e.provider_payee_ref !== null).length, 1, 'only the accepted payee registered');
+    },
+  );
+
+  it(
     "success: freezes amount + fee with the order, converts USDT to EUR in the service's favour, dispatches by " +
       'the job and completes',
     async () => {

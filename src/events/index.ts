@@ -6,6 +6,7 @@
 export {
   recordEvent,
   rowEnvelope,
+  recordEvents,
   eventRow,
   eventBody,
   type EventInput,

@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, Environment } from '../db/schema.js';
 import { newId } from '../platform/ids.js';
 import type { EventType } from './catalogue.js';
-import { insertEvent } from './queries.js';
+import { insertEvent, insertEvents } from './queries.js';
 
 export interface EventInput {
   merchantId: string;
@@ -49,6 +49,11 @@ export async function recordEvent(trx: Transaction<Database> | Kysely<Database>,
   const row = eventRow(event);
   await insertEvent(trx, row);
   return row.id;
+}
+
+/** `recordEvent` of many events in one statement. */
+export async function recordEvents(trx: Transaction<Database>, events: readonly EventInput[]): Promise<void> {
+  await insertEvents(trx, events.map(eventRow));
 }
 
 /** What an object's event reads of the object's row (every area's rows have these columns). */

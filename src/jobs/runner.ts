@@ -1,9 +1,17 @@
+// Over 300 lines: the job runner's one loop (claims, single and batch runs, leases, failures, drain and stop).
 import type { ServiceContext } from '../service-context.js';
 import { claim, complete, release, renewLease, retryLater, type ClaimedJob } from './queries.js';
 import { reportFailure } from './failures.js';
 import { CoalescedRun } from './coalesced-run.js';
 import { tracing } from '../platform/telemetry/telemetry.js';
-import { RetryLater, type BatchQueue, type BatchWorker, type JobHandler } from './types.js';
+import {
+  RetryLater,
+  type BatchQueue,
+  type BatchWorker,
+  type JobBatchHandler,
+  type JobHandler,
+  type JobHandlers,
+} from './types.js';
 
 /** Exponential backoff with full jitter: base·2^(attempt-1), capped. */
 export function backoffMs(attempt: number, baseMs = 1000, maxMs = 10 * 60_000, random = Math.random): number {
@@ -49,7 +57,7 @@ export class JobRunner {
 
   constructor(
     private readonly ctx: ServiceContext,
-    private readonly handlers: Record<string, JobHandler>,
+    private readonly handlers: JobHandlers,
     private readonly options: RunnerOptions = {},
     batchQueues: readonly BatchQueue[] = [],
   ) {
@@ -114,8 +122,21 @@ export class JobRunner {
       );
       return;
     }
+    // The jobs of a kind with a batch handler run together, one run for what this poll took of it.
+    const together = new Map<string, ClaimedJob[]>();
+    const runs: (() => Promise<void>)[] = [];
     for (const job of jobs) {
-      const run = this.execute(job).finally(() => {
+      const handler = this.handlers[job.kind]!;
+      if (typeof handler === 'function') runs.push(() => this.execute(job, handler));
+      else if (together.has(job.kind)) together.get(job.kind)!.push(job);
+      else {
+        const group = [job];
+        together.set(job.kind, group);
+        runs.push(() => this.runMany(group, handler));
+      }
+    }
+    for (const start of runs) {
+      const run = start().finally(() => {
         this.running.delete(run);
         // A finished job frees a slot: look for more work now rather than at the next tick.
         if (!this.stopped && this.timer) void this.poll();
@@ -124,9 +145,9 @@ export class JobRunner {
     }
   }
 
-  private execute(job: ClaimedJob): Promise<void> {
+  private execute(job: ClaimedJob, handler: JobHandler): Promise<void> {
     const t = tracing();
-    if (t === undefined) return this.run(job);
+    if (t === undefined) return this.run(job, handler);
     // With tracing on, a span per run: the handler's statements, upstream calls and the run's
     // log lines are in its trace. The merchant, when the job's payload names one.
     const merchantId = job.payload.merchant_id;
@@ -139,37 +160,74 @@ export class JobRunner {
         'mwa.job.attempt': job.attempts,
         ...(typeof merchantId === 'string' ? { 'mwa.merchant_id': merchantId } : {}),
       },
-      () => this.run(job),
+      () => this.run(job, handler),
     );
   }
 
-  private async run(job: ClaimedJob): Promise<void> {
-    // The lease is renewed while the handler runs (a third of it at a time), so that a job running
-    // longer than its lease is never claimed by another process meanwhile; it lapses only when
-    // this process is gone.
+  /**
+   * Renews the leases of running jobs (a third of the lease at a time), so that a job running
+   * longer than its lease is never claimed by another process meanwhile; it lapses only when this
+   * process is gone. Answers the stop of the renewal.
+   */
+  private renewWhileRunning(jobs: readonly ClaimedJob[]): () => void {
     const renewal = setInterval(
       () => {
-        renewLease(this.ctx.db, job, this.leaseSeconds).catch((err: unknown) =>
-          reportFailure(
-            this.ctx,
-            { job: job.kind, jobId: job.id, attempt: job.attempts, step: 'lease' },
-            err,
-            'the lease of a running background job could not be renewed; the next renewal tries again',
-          ),
-        );
+        for (const job of jobs)
+          renewLease(this.ctx.db, job, this.leaseSeconds).catch((err: unknown) =>
+            reportFailure(
+              this.ctx,
+              { job: job.kind, jobId: job.id, attempt: job.attempts, step: 'lease' },
+              err,
+              'the lease of a running background job could not be renewed; the next renewal tries again',
+            ),
+          );
       },
       (this.leaseSeconds * 1000) / 3,
     );
     renewal.unref();
+    return () => clearInterval(renewal);
+  }
+
+  private async run(job: ClaimedJob, handler: JobHandler): Promise<void> {
+    const stopRenewal = this.renewWhileRunning([job]);
     try {
-      await this.handlers[job.kind]!(job, this.ctx);
-      clearInterval(renewal);
-      await complete(this.ctx.db, job);
+      await handler(job, this.ctx);
+      stopRenewal();
+      await complete(this.ctx.db, [job]);
       this.ctx.metrics.jobRuns.inc({ job: job.kind, outcome: 'ok' });
     } catch (err) {
-      clearInterval(renewal);
+      stopRenewal();
       await this.failed(job, err);
     }
+  }
+
+  /** Runs jobs of one kind together through its batch handler: the done ones completed in one statement. */
+  private async runMany(jobs: readonly ClaimedJob[], handler: JobBatchHandler): Promise<void> {
+    const stopRenewal = this.renewWhileRunning(jobs);
+    let outcomes: readonly unknown[];
+    try {
+      outcomes = await handler.many(jobs, this.ctx);
+      if (outcomes.length !== jobs.length)
+        throw new Error(
+          `${jobs[0]!.kind}: a batch handler answered ${outcomes.length} outcomes for ${jobs.length} jobs`,
+        );
+    } catch (err) {
+      outcomes = jobs.map(() => err);
+    }
+    stopRenewal();
+    const done = jobs.filter((_, i) => outcomes[i] === undefined);
+    try {
+      await complete(this.ctx.db, done);
+      for (const job of done) this.ctx.metrics.jobRuns.inc({ job: job.kind, outcome: 'ok' });
+    } catch (err) {
+      reportFailure(
+        this.ctx,
+        { job: jobs[0]!.kind, step: 'record' },
+        err,
+        `${done.length} finished background jobs could not be completed; they run again when their lease ends`,
+      );
+    }
+    for (const [i, job] of jobs.entries()) if (outcomes[i] !== undefined) await this.failed(job, outcomes[i]);
   }
 
   /** Backs the job off (or parks it `dead` once its attempts are spent), then logs and counts the run. */

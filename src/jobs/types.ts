@@ -7,6 +7,19 @@ import type { ClaimedJob } from './queries.js';
 /** Runs one claimed job of its kind; throw to fail the attempt, `RetryLater` to try again without it counting. */
 export type JobHandler = (job: ClaimedJob, ctx: ServiceContext) => Promise<void>;
 
+/** The handlers of the job kinds a runner takes: one job at a time, or a batch handler. */
+export type JobHandlers = Record<string, JobHandler | JobBatchHandler>;
+
+/**
+ * Runs the claimed jobs of its kind that one poll took, together (a provider order's dispatch: one
+ * claim of many orders, one record of many outcomes), and answers each job's outcome in order:
+ * `undefined` when it is done, or what its run threw (an `Error`, `RetryLater`). Throwing fails
+ * them all. The jobs are completed in one statement.
+ */
+export interface JobBatchHandler {
+  many(jobs: readonly ClaimedJob[], ctx: ServiceContext): Promise<readonly unknown[]>;
+}
+
 /** A handler asks for a later attempt without it counting as an error (e.g. the upstream has no answer yet). */
 export class RetryLater extends Error {
   /** `countsAsAttempt` false: the job did not start its work (e.g. its endpoint was busy); its runs are not used up. */

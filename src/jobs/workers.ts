@@ -1,6 +1,6 @@
 import type { ServiceContext } from '../service-context.js';
 import { JobRunner } from './runner.js';
-import type { BatchQueue, JobHandler, Ticker } from './types.js';
+import type { BatchQueue, JobHandlers, Ticker } from './types.js';
 import { reportFailure } from './failures.js';
 import { Pacer, pacedDb } from '../db/pacing.js';
 
@@ -16,7 +16,7 @@ export interface Workers {
 
 export interface WorkerOptions {
   /** Job handlers by kind (src/background.ts assembles the service's). */
-  handlers: Record<string, JobHandler>;
+  handlers: JobHandlers;
   /** Periodic work (src/background.ts assembles the service's). */
   tickers: readonly Ticker[];
   /** Queues claimed in batches from an area's own table (src/background.ts assembles the service's); the job runner

@@ -174,17 +174,19 @@ export async function claimDueOrders<Row>(
 }
 
 /**
- * The dispatch claim: `pending` → `processing` once (status_version bumped), the provider call
- * recorded as starting now, and the order due to reconciliation `reconcileAfterSeconds` later
- * should this process stop during the call. The claimed row, or undefined when not pending.
+ * The dispatch claim of one or more orders: `pending` → `processing` once (status_version bumped),
+ * the provider call recorded as starting now, and the order due to reconciliation
+ * `reconcileAfterSeconds` later should this process stop during the call. One statement; the
+ * claimed rows (those still pending), in no particular order.
  */
 export async function updateDispatch(
   trx: Transaction<Database>,
   table: string,
-  id: string,
+  ids: readonly string[],
   reconcileAfterSeconds: number,
   extras: ClaimExtras = {},
-): Promise<unknown> {
+): Promise<unknown[]> {
+  if (ids.length === 0) return [];
   const db = trx as unknown as Kysely<Record<string, DispatchedOrdersTable>>;
   return db
     .updateTable(table)
@@ -196,10 +198,10 @@ export async function updateDispatch(
       next_check_at: sql<Date>`now() + make_interval(secs => ${reconcileAfterSeconds})` as unknown as Date,
       updated_at: orderNowSql({ table }),
     }))
-    .where('id', '=', id)
+    .where('id', 'in', [...ids])
     .where('status', '=', 'pending')
     .$if(extras.where !== undefined, (q) => q.where(extras.where!))
     .returningAll()
     .$if(extras.returning !== undefined && extras.returning.length > 0, (q) => q.returning(extras.returning!))
-    .executeTakeFirst();
+    .execute();
 }

@@ -1,3 +1,4 @@
+// Over 300 lines: the shared SQL lifecycle of provider orders (claims, moves, schedule, suspension, reconcile pass).
 /**
  * The shared SQL of an order handed to a provider (see lifecycle.ts for the rules): the
  * claims that move it, the `suspended` anomaly with its operator alert, the re-query schedule
@@ -118,8 +119,20 @@ export async function claimDispatch<Row>(
   id: string,
   extras?: ClaimExtras,
 ): Promise<Row | undefined> {
+  const [claimed] = await claimDispatches<Row>(ctx, trx, store, [id], extras);
+  return claimed;
+}
+
+/** `claimDispatch` of many orders in one statement: the claimed rows (those still pending), in no particular order. */
+export async function claimDispatches<Row>(
+  ctx: { config: Pick<Config, 'upstreamCallTimeoutMs' | 'upstreamReconcileDelayMs'> },
+  trx: Transaction<Database>,
+  store: OrderStore,
+  ids: readonly string[],
+  extras?: ClaimExtras,
+): Promise<Row[]> {
   const reconcileAfterSeconds = (ctx.config.upstreamCallTimeoutMs + ctx.config.upstreamReconcileDelayMs) / 1000;
-  return (await updateDispatch(trx, store.table, id, reconcileAfterSeconds, extras)) as Row | undefined;
+  return (await updateDispatch(trx, store.table, ids, reconcileAfterSeconds, extras)) as Row[];
 }
 
 /**

@@ -17,7 +17,7 @@ import {
   type RemitMoney,
   remitEntryKinds,
 } from '../../../money/index.js';
-import { recordEvent, rowEnvelope, type EventInput } from '../../../events/index.js';
+import { recordEvents, rowEnvelope, type EventInput } from '../../../events/index.js';
 import {
   decisionApplier,
   claimMove,
@@ -61,9 +61,9 @@ function orderEvent(row: ClaimedOrderRow): EventInput {
   };
 }
 
-/** `remittance.order.<public status>` of an order just claimed, in the caller's transaction. */
-export async function emitOrderEvent(trx: Transaction<Database>, row: ClaimedOrderRow): Promise<void> {
-  await recordEvent(trx, orderEvent(row));
+/** `remittance.order.<public status>` of orders just claimed, in the caller's transaction: one statement. */
+export async function emitOrderEvents(trx: Transaction<Database>, rows: readonly ClaimedOrderRow[]): Promise<void> {
+  await recordEvents(trx, rows.map(orderEvent));
 }
 
 const moneyOf = (row: RemitOrderRow): RemitMoney => ({

@@ -6,18 +6,19 @@
  * is retried later (nothing was sent). The payout's outcome-unknown answers are left to
  * reconciliation: never refunded on a timeout.
  *
- * The usual order, whose payee the provider already knows, is claimed first: the claim reads the
- * payee's reference and the member's external id itself (no read of the order before it); only
- * an order whose payee is not registered yet is read, its payee registered, then claimed.
+ * The jobs a poll took run together (`dispatchOrders`, a batch job handler): the usual orders,
+ * whose payee the provider already knows, are claimed first in one statement that reads the
+ * payee's reference and the member's external id itself (no read of the orders before it); only
+ * orders whose payee is not registered yet are read, their payees registered, then claimed.
  */
 import type { ServiceContext } from '../../../service-context.js';
 import { minorFromDb } from '../../../money/index.js';
 import { RetryLater } from '../../../jobs/types.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
-import { claimDispatch as claimDispatchIn } from '../../../provider-orders/index.js';
-import { applyDecision, emitOrderEvent, failIn, remitOrders, type ClaimedOrderRow } from './apply.js';
-import { externalMemberIdSql, findOrder, payeeRefSql, payeeRegisteredSql } from './queries.js';
-import { entityById, payeeLinkBySeq, recordProviderPayeeRef } from '../payees/queries.js';
+import { claimDispatches } from '../../../provider-orders/index.js';
+import { applyDecision, emitOrderEvents, failIn, remitOrders, type ClaimedOrderRow } from './apply.js';
+import { externalMemberIdSql, findOrders, payeeRefSql, payeeRegisteredSql } from './queries.js';
+import { entitiesByIds, entityTypesBySeq, recordProviderPayeeRefs } from '../payees/queries.js';
 import { decideOnCall } from './state.js';
 import type { PayeeEntityRow } from '../payees/tables.js';
 import type { RemitOrderRow } from './tables.js';
@@ -27,59 +28,63 @@ import { withPrefix } from '../../../platform/ids.js';
 /** Delay before a dispatch whose registration got no answer tries again, in milliseconds. */
 export const registrationRetryMs = 5_000;
 
-/** The provider's reference of the order's payee, registering it first if needed; or why not. */
-async function payeeRefOf(
+type DispatchClaim = ClaimedOrderRow & { payee_ref: string | null };
+
+/** What became of a payee's registration: its reference, the provider's refusal, or what to throw for its orders. */
+type Registration = { ref: string } | { refused: string } | { error: unknown };
+
+/** Registers a payee the provider does not know yet, for `order` (the first of its orders in the run). */
+async function register(
   ctx: ServiceContext,
   order: RemitOrderRow,
   entity: PayeeEntityRow,
-): Promise<{ ref: string } | { refused: string }> {
-  if (entity.provider_payee_ref) return { ref: entity.provider_payee_ref };
-  const link = await payeeLinkBySeq(ctx.db, BigInt(order.payee_seq));
-  const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
-    ctx.upstreams.remittance.registerPayee(rowScope(order), {
-      payeeKey: entity.id,
-      country: entity.country,
-      currency: entity.currency,
-      paymentMethod: entity.payment_method,
-      clearingSystem: entity.clearing_system,
-      entityType: link.entity_type,
-      holderName: entity.holder_name,
-      fields: entity.fields,
-    }),
-  );
-  if (answer.kind === 'rejected') return { refused: answer.reason };
-  if (answer.kind !== 'registered') throw new RetryLater(registrationRetryMs, `payee registration: ${answer.kind}`);
-  await recordProviderPayeeRef(ctx.db, entity.id, answer.payeeRef);
-  return { ref: answer.payeeRef };
+  entityType: string,
+): Promise<Registration> {
+  try {
+    const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
+      ctx.upstreams.remittance.registerPayee(rowScope(order), {
+        payeeKey: entity.id,
+        country: entity.country,
+        currency: entity.currency,
+        paymentMethod: entity.payment_method,
+        clearingSystem: entity.clearing_system,
+        entityType,
+        holderName: entity.holder_name,
+        fields: entity.fields,
+      }),
+    );
+    if (answer.kind === 'rejected') return { refused: answer.reason };
+    if (answer.kind !== 'registered')
+      return { error: new RetryLater(registrationRetryMs, `payee registration: ${answer.kind}`) };
+    return { ref: answer.payeeRef };
+  } catch (err) {
+    return { error: err };
+  }
 }
-
-type DispatchClaim = ClaimedOrderRow & { payee_ref: string | null };
 
 /**
  * Moves `pending` → `processing` once (the claim), records that the payout call starts now and
- * writes the event; `registeredOnly`: only an order whose payee the provider already knows.
+ * writes the events, for many orders in one transaction (two statements), only those whose payee
+ * the provider already knows. The claimed rows, in no particular order.
  */
-async function claimDispatch(
-  ctx: ServiceContext,
-  id: string,
-  registeredOnly: boolean,
-): Promise<DispatchClaim | undefined> {
+async function claimDispatch(ctx: ServiceContext, ids: readonly string[]): Promise<DispatchClaim[]> {
+  if (ids.length === 0) return [];
   return ctx.db.transaction().execute(async (trx) => {
-    const claimed = await claimDispatchIn<DispatchClaim>(ctx, trx, remitOrders, id, {
-      ...(registeredOnly ? { where: payeeRegisteredSql() } : {}),
+    const claimed = await claimDispatches<DispatchClaim>(ctx, trx, remitOrders, ids, {
+      where: payeeRegisteredSql(),
       returning: [externalMemberIdSql(), payeeRefSql()],
     });
-    if (claimed) await emitOrderEvent(trx, claimed);
+    await emitOrderEvents(trx, claimed);
     return claimed;
   });
 }
 
 /** Submits the claimed order's payout (the order id its idempotency key) and applies the answer. */
-async function submit(ctx: ServiceContext, claimed: RemitOrderRow, payeeRef: string): Promise<RemitOrderRow> {
+async function submit(ctx: ServiceContext, claimed: DispatchClaim): Promise<RemitOrderRow> {
   const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.remittance.submit(rowScope(claimed), {
       requestId: claimed.id,
-      payeeRef,
+      payeeRef: claimed.payee_ref!,
       payoutCurrency: claimed.payout_currency,
       payoutAmountMinor: minorFromDb(claimed.payout_amount),
     }),
@@ -87,17 +92,72 @@ async function submit(ctx: ServiceContext, claimed: RemitOrderRow, payeeRef: str
   return applyDecision(ctx, claimed.id, decideOnCall(answer), 'call');
 }
 
-export async function dispatchOrder(ctx: ServiceContext, id: string): Promise<RemitOrderRow | undefined> {
-  const registered = await claimDispatch(ctx, withPrefix('rmt', id), true);
-  if (registered) return submit(ctx, registered, registered.payee_ref!);
-  const order = await findOrder(ctx.db, id);
-  if (!order || order.status !== 'pending') return order;
-  const payee = await payeeRefOf(ctx, order, await entityById(ctx.db, order.entity_id));
-  if ('refused' in payee) {
-    await ctx.db.transaction().execute((trx) => failIn(trx, order.id, 'payee_rejected'));
-    return findOrder(ctx.db, id);
+/**
+ * Registers the payees of pending orders the provider does not know yet (each shared payee once,
+ * the calls at once; the references recorded in one statement). An order whose payee the provider
+ * refuses fails (its freeze released); one whose registration got no answer is tried again later
+ * (nothing was sent). Answers the outcomes of those orders (`outcomes`, by id).
+ */
+async function registerPayees(ctx: ServiceContext, ids: readonly string[], outcomes: Map<string, unknown>) {
+  const orders = (await findOrders(ctx.db, ids)).filter((o) => o.status === 'pending');
+  const entities = await entitiesByIds(
+    ctx.db,
+    orders.map((o) => o.entity_id),
+  );
+  const entityTypes = await entityTypesBySeq(
+    ctx.db,
+    orders.map((o) => String(o.payee_seq)),
+  );
+  const registrations = new Map<string, Registration>();
+  await Promise.all(
+    [...entities.values()].map(async (entity) => {
+      if (entity.provider_payee_ref) return registrations.set(entity.id, { ref: entity.provider_payee_ref });
+      const order = orders.find((o) => o.entity_id === entity.id)!;
+      registrations.set(entity.id, await register(ctx, order, entity, entityTypes.get(String(order.payee_seq))!));
+    }),
+  );
+  await recordProviderPayeeRefs(
+    ctx.db,
+    [...registrations.entries()].flatMap(([entityId, r]) => ('ref' in r ? [{ entityId, payeeRef: r.ref }] : [])),
+  );
+  for (const order of orders) {
+    const r = registrations.get(order.entity_id)!;
+    if ('error' in r) outcomes.set(order.id, r.error);
+    else if ('refused' in r) await ctx.db.transaction().execute((trx) => failIn(trx, order.id, 'payee_rejected'));
   }
-  const claimed = await claimDispatch(ctx, order.id, false);
-  if (!claimed) return findOrder(ctx.db, id);
-  return submit(ctx, claimed, payee.ref);
+}
+
+/**
+ * The dispatch of many orders (one run of the dispatch jobs a poll took): the orders whose payee
+ * the provider already knows are claimed together; the payees of the others are registered (once
+ * each), then those orders claimed together too; then every payout is submitted and its answer
+ * applied, at once. An order no longer pending is left alone. Each order's outcome in order:
+ * undefined when done, or what its dispatch threw.
+ */
+export async function dispatchOrders(ctx: ServiceContext, ids: readonly string[]): Promise<unknown[]> {
+  const prefixed = ids.map((id) => withPrefix('rmt', id));
+  const outcomes = new Map<string, unknown>();
+  const claimed: DispatchClaim[] = [];
+  try {
+    claimed.push(...(await claimDispatch(ctx, prefixed)));
+  } catch (err) {
+    return ids.map(() => err);
+  }
+  const rest = prefixed.filter((id) => !claimed.some((c) => c.id === id));
+  try {
+    await registerPayees(ctx, rest, outcomes);
+    claimed.push(...(await claimDispatch(ctx, rest)));
+  } catch (err) {
+    for (const id of rest) if (!outcomes.has(id)) outcomes.set(id, err);
+  }
+  await Promise.all(
+    claimed.map(async (row) => {
+      try {
+        await submit(ctx, row);
+      } catch (err) {
+        outcomes.set(row.id, err);
+      }
+    }),
+  );
+  return prefixed.map((id) => outcomes.get(id));
 }

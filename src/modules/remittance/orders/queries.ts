@@ -23,6 +23,16 @@ export async function findOrder(db: Db, id: string, caller?: Caller): Promise<Re
   return q.executeTakeFirst();
 }
 
+/** Orders by id (prefixed), one statement; those not found are left out. */
+export async function findOrders(db: Db, ids: readonly string[]): Promise<RemitOrderRow[]> {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom('remit_orders')
+    .selectAll()
+    .where('id', 'in', [...ids])
+    .execute();
+}
+
 export function ordersQuery(db: Db, caller: Caller, status?: PublicStatus) {
   let q = db.selectFrom('remit_orders').selectAll().where(ownedBy(caller));
   if (status) q = q.where('status', 'in', statusesOf(status));

@@ -1,5 +1,5 @@
-import type { JobHandler, Ticker } from '../../../jobs/types.js';
-import { dispatchOrder } from './dispatch.js';
+import type { JobBatchHandler, JobHandlers, Ticker } from '../../../jobs/types.js';
+import { dispatchOrders } from './dispatch.js';
 import { dispatchJobKind } from './service.js';
 import { reconcileDueOrders, reconcileJobName } from './reconcile.js';
 import { returnWatchProcess, returnWatchTicker } from './return-watch.js';
@@ -7,14 +7,20 @@ import { returnWatchProcess, returnWatchTicker } from './return-watch.js';
 /** Interval of the reconciliation ticker, in milliseconds. */
 export const reconcileIntervalMs = 5_000;
 
-/** Dispatches one order (idempotent: an order no longer pending is left alone). */
-const dispatchHandler: JobHandler = async (job, ctx) => {
-  const id = job.payload.order_id;
-  if (typeof id !== 'string') throw new Error('remittance.dispatch: payload without order_id');
-  await dispatchOrder(ctx, id);
+/** Dispatches the orders of the jobs a poll took, together (idempotent: an order no longer pending is left alone). */
+const dispatchHandler: JobBatchHandler = {
+  async many(jobs, ctx) {
+    const ids = jobs.map((job) => job.payload.order_id);
+    const named = ids.flatMap((id) => (typeof id === 'string' ? [id] : []));
+    const outcomes = await dispatchOrders(ctx, named);
+    let k = 0;
+    return ids.map((id) =>
+      typeof id === 'string' ? outcomes[k++] : new Error('remittance.dispatch: payload without order_id'),
+    );
+  },
 };
 
-export const remittanceJobHandlers: Record<string, JobHandler> = { [dispatchJobKind]: dispatchHandler };
+export const remittanceJobHandlers: JobHandlers = { [dispatchJobKind]: dispatchHandler };
 
 export const remittanceTickers: Ticker[] = [
   {

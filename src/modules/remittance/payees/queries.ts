@@ -130,23 +130,28 @@ export async function entitiesByIds(db: Db, ids: string[]): Promise<Map<string, 
   return new Map(rows.map((r) => [r.id, r]));
 }
 
-/** The holder name and entity type a payee link gives its entity (the provider's registration). */
-export function payeeLinkBySeq(db: Db, seq: bigint) {
-  return db
+/** The entity type each payee link gives its entity (the provider's registration), by link seq: one statement. */
+export async function entityTypesBySeq(db: Db, seqs: readonly string[]): Promise<Map<string, string>> {
+  if (seqs.length === 0) return new Map();
+  const rows = await db
     .selectFrom('remit_payees')
-    .select(['holder_name', 'entity_type'])
-    .where('seq', '=', seq)
-    .executeTakeFirstOrThrow();
+    .select(['seq', 'entity_type'])
+    .where('seq', 'in', [...new Set(seqs)] as never[])
+    .execute();
+  return new Map(rows.map((r) => [String(r.seq), r.entity_type]));
 }
 
-/** The provider's reference of a registered entity, kept once (the first registration wins). */
-export async function recordProviderPayeeRef(db: Db, entityId: string, payeeRef: string): Promise<void> {
-  await db
-    .updateTable('remit_payee_entities')
-    .set({ provider_payee_ref: payeeRef, registered_at: sql<Date>`now()` as unknown as Date })
-    .where('id', '=', entityId)
-    .where('provider_payee_ref', 'is', null)
-    .execute();
+/** The provider's references of registered entities, each kept once (the first registration wins): one statement. */
+export async function recordProviderPayeeRefs(
+  db: Db,
+  refs: readonly { entityId: string; payeeRef: string }[],
+): Promise<void> {
+  if (refs.length === 0) return;
+  await sql`
+    UPDATE remit_payee_entities e SET provider_payee_ref = r.payee_ref, registered_at = now()
+    FROM unnest(${refs.map((r) => r.entityId)}::text[], ${refs.map((r) => r.payeeRef)}::text[]) AS r(id, payee_ref)
+    WHERE e.id = r.id AND e.provider_payee_ref IS NULL
+  `.execute(db);
 }
 
 /**
