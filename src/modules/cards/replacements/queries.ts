@@ -118,6 +118,23 @@ export function replacementUnderWay(trx: Db, cardId: string) {
 
 /** Whether a replacement of the card is in one of `statuses` (`processing`: the executor has returned the card's
  * balance). */
+/** Which of the cards have a replacement in one of `statuses` (one statement). */
+export async function replacementsInFlight(
+  db: Db,
+  cardIds: readonly string[],
+  statuses: Array<'requested' | 'processing'>,
+): Promise<Set<string>> {
+  if (cardIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('card_replacements')
+    .select('card_id')
+    .distinct()
+    .where('card_id', 'in', [...new Set(cardIds)])
+    .where('status', 'in', statuses)
+    .execute();
+  return new Set(rows.map((r) => r.card_id));
+}
+
 export async function replacementInFlight(
   db: Db,
   cardId: string,

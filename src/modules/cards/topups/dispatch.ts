@@ -22,7 +22,7 @@ import { rowEnvelope } from '../../../events/index.js';
 import { withDeadline } from '../../../upstreams/deadline.js';
 import {
   decisionApplier,
-  claimDispatch,
+  claimDispatches,
   claimMove,
   decideOnCallAnswer,
   decideOnQueryAnswer,
@@ -40,8 +40,8 @@ import { raiseAlert } from '../../alerts/index.js';
 import { moneyOf, topUpDispatchProblem, topUpReferenceType, type TopUpStopReason } from './rules.js';
 import type { CardTopupRow, TopUpStatus } from './tables.js';
 
-import { replacementInFlight } from '../replacements/queries.js';
-import { lockCardOfTopUp, pendingTopUpIds } from './queries.js';
+import { replacementInFlight, replacementsInFlight } from '../replacements/queries.js';
+import { lockCardOfTopUp, lockCardsOfPendingTopUps, pendingTopUpIds } from './queries.js';
 import { externalIdOf } from '../shared/queries.js';
 import { cardStopped } from '../cards/state.js';
 
@@ -227,40 +227,44 @@ export async function applyTopUpDecision(
 }
 
 /**
- * The dispatch claim, one transaction with the card row locked first (as every stopping action
- * and `creditIn` lock it): a card that stopped meanwhile (`topUpDispatchProblem`) gets no load,
- * the top-up fails and its freeze goes back; otherwise `pending` → `processing`. The stop and the
- * claim exclude each other, so a top-up is either failed before it is sent or sent once.
+ * The dispatch claim of many top-ups, one transaction with their cards locked first (in id order, as
+ * every stopping action and `creditIn` lock a card): a card that stopped meanwhile
+ * (`topUpDispatchProblem`) gets no load, its top-up fails and its freeze goes back; the others move
+ * `pending` → `processing` in one statement. The stop and the claim exclude each other, so a top-up
+ * is either failed before it is sent or sent once. Top-ups no longer pending are left alone.
  */
 async function claimOrStop(
   ctx: ServiceContext,
-  id: string,
-): Promise<{ claimed: CardTopupRow; cardRef: string } | { left?: CardTopupRow }> {
+  ids: readonly string[],
+): Promise<{ claimed: CardTopupRow; cardRef: string }[]> {
   return ctx.db.transaction().execute(async (trx) => {
-    // Not pending (already claimed, or failed): left alone, no lock taken.
-    const card = await lockCardOfTopUp(trx, id, true);
-    if (!card) return {};
-    const state = { status: card.status, frozenAt: card.frozen_at };
-    // A stopped card's reason does not depend on its replacements: they are read only for a card still loadable.
-    const problem =
-      topUpDispatchProblem(state, false) ??
-      topUpDispatchProblem(state, await replacementInFlight(trx, card.card_id, ['processing']));
-    const member = { externalId: card.external_member_id };
-    if (problem) return { left: await failIn(trx, id, problem, {}, ['pending'], member) };
-    const claimed = await claimDispatch<CardTopupRow>(ctx, trx, cardTopUps, id);
-    return claimed ? { claimed, cardRef: card.upstream_ref } : {};
+    const cards = await lockCardsOfPendingTopUps(trx, ids);
+    const stateOf = (card: (typeof cards)[number]) => ({ status: card.status, frozenAt: card.frozen_at });
+    // A stopped card's reason does not depend on its replacements: they are read only for cards still loadable.
+    const replacing = await replacementsInFlight(
+      trx,
+      cards.filter((c) => topUpDispatchProblem(stateOf(c), false) === undefined).map((c) => c.card_id),
+      ['processing'],
+    );
+    const loadable: typeof cards = [];
+    for (const card of cards) {
+      const problem = topUpDispatchProblem(stateOf(card), replacing.has(card.card_id));
+      if (problem) await failIn(trx, card.id, problem, {}, ['pending'], { externalId: card.external_member_id });
+      else loadable.push(card);
+    }
+    const claimed = await claimDispatches<CardTopupRow>(
+      ctx,
+      trx,
+      cardTopUps,
+      loadable.map((c) => c.id),
+    );
+    const refs = new Map(loadable.map((c) => [c.id, c.upstream_ref]));
+    return claimed.map((row) => ({ claimed: row, cardRef: refs.get(row.id)! }));
   });
 }
 
-/**
- * The dispatch job: the issuer is asked to load the card with the top-up id as its idempotency key; the answer applied
- * once. Answers the top-up as this run left it (failed when its card stopped), or undefined when it was no longer
- * pending (left alone).
- */
-export async function dispatchTopUp(ctx: ServiceContext, id: string): Promise<CardTopupRow | undefined> {
-  const outcome = await claimOrStop(ctx, id);
-  if (!('claimed' in outcome)) return outcome.left;
-  const { claimed, cardRef } = outcome;
+/** Asks the issuer to load a claimed top-up (its id the idempotency key) and applies the answer once. */
+async function load(ctx: ServiceContext, claimed: CardTopupRow, cardRef: string): Promise<CardTopupRow> {
   const answer: CallOutcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.card.topUp(rowScope(claimed), {
       requestId: claimed.id,
@@ -270,6 +274,32 @@ export async function dispatchTopUp(ctx: ServiceContext, id: string): Promise<Ca
     }),
   );
   return applyTopUpDecision(ctx, claimed.id, decideOnCallAnswer(answer, 'reversed'), 'call');
+}
+
+/**
+ * The dispatch jobs a poll took, together (a batch job handler): the top-ups claimed in one
+ * transaction (`claimOrStop`), then each load asked of the issuer and its answer applied, at once.
+ * Each top-up's outcome in order: undefined when done (sent, failed because its card stopped, or no
+ * longer pending), or what its load threw.
+ */
+export async function dispatchTopUps(ctx: ServiceContext, ids: readonly string[]): Promise<unknown[]> {
+  let claimed: { claimed: CardTopupRow; cardRef: string }[];
+  try {
+    claimed = await claimOrStop(ctx, ids);
+  } catch (err) {
+    return ids.map(() => err);
+  }
+  const outcomes = new Map<string, unknown>();
+  await Promise.all(
+    claimed.map(async (c) => {
+      try {
+        await load(ctx, c.claimed, c.cardRef);
+      } catch (err) {
+        outcomes.set(c.claimed.id, err);
+      }
+    }),
+  );
+  return ids.map((id) => outcomes.get(id));
 }
 
 /** Whether the issuer call may still be running (real time: a network call an advance does not end). */

@@ -48,6 +48,23 @@ export function lockCardOfTopUp(trx: Trx, id: string, pendingOnly: boolean) {
   return q.forNoKeyUpdate('c').executeTakeFirst();
 }
 
+/**
+ * The cards of pending top-ups, locked in card id order (one statement: the order of docs/locking.md),
+ * each with its top-up's id and member's external id; top-ups no longer pending are left out.
+ */
+export function lockCardsOfPendingTopUps(trx: Trx, ids: readonly string[]) {
+  return trx
+    .selectFrom('card_topups as t')
+    .innerJoin('cards as c', 'c.id', 't.card_id')
+    .innerJoin('members as m', 'm.id', 't.member_id')
+    .select(['t.id', 't.card_id', 'c.status', 'c.frozen_at', 'c.upstream_ref', 'm.external_member_id'])
+    .where('t.id', 'in', [...ids])
+    .where('t.status', '=', 'pending')
+    .orderBy('c.id')
+    .forNoKeyUpdate('c')
+    .execute();
+}
+
 /** The card's top-ups not yet sent to the issuer, oldest first. */
 export function pendingTopUpIds(trx: Trx, cardId: string, limit: number) {
   return trx
