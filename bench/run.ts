@@ -77,8 +77,26 @@ const wants = (...ids: string[]) => ids.some((id) => selected.has(id));
  * against the next one.
  */
 const settleSeconds = Number(process.env.BENCH_SETTLE_SECONDS ?? 2);
-const settle = () => new Promise((r) => setTimeout(r, settleSeconds * 1000));
 const pgAdminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/**
+ * Before a figure: a CHECKPOINT on the PostgreSQL server (when one is used), so that no figure pays
+ * for the dirty pages the figures before it left (a run measured 864 deposits/s with one falling
+ * in its window, against 1,400-1,500/s alone), then a pause for the background work to settle.
+ */
+const settle = async () => {
+  if (process.env.BENCH_DB !== 'embedded') {
+    const client = new pg.Client({ connectionString: pgAdminUrl });
+    try {
+      await client.connect();
+      await client.query('CHECKPOINT');
+    } catch {
+      // no server, or not allowed: the pause alone
+    } finally {
+      await client.end().catch(() => {});
+    }
+  }
+  await new Promise((r) => setTimeout(r, settleSeconds * 1000));
+};
 
 async function freshPostgres(): Promise<string | undefined> {
   const name = `mwa_bench_${Date.now()}`;
