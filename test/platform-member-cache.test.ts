@@ -68,23 +68,54 @@ describe('member cache', () => {
     assert.equal(cache.get(other), bob);
   });
 
+  it(
+    'sets aside only the members its own update names by id, until that change has surely come back; the ' +
+      'others stay answered',
+    () => {
+      let now = 1_000;
+      const { cache, byId, byExternal, other } = listeningCache(() => now);
+      cache.ownWriteOf(['mem_a']);
+      assert.equal(cache.get(byId), undefined);
+      assert.equal(cache.get(byExternal), undefined);
+      assert.equal(cache.get(other), bob, 'another member is still answered from memory');
+      cache.put(byExternal, alice, cache.begin());
+      assert.equal(cache.get(byExternal), undefined, 'not stored while its own change may not have come back');
+      now += ownMemberWriteBypassMs;
+      cache.put(byExternal, alice, cache.begin());
+      assert.equal(cache.get(byExternal), alice);
+    },
+  );
+
   it('is told of updates and deletes of members sent through the database handle, not of other statements', () => {
     const cache = new MemberCache();
-    let writes = 0;
+    const told: string[] = [];
     cache.ownWrite = () => {
-      writes++;
+      told.push('all');
+    };
+    cache.ownWriteOf = (ids) => {
+      told.push(ids.join(','));
     };
     const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: {} as never }) }).withPlugin(
       memberWritesPlugin(cache),
     );
     db.selectFrom('members').selectAll().compile();
     db.insertInto('members').values({ id: 'x' }).compile();
-    db.updateTable('merchants').set({ status: 'frozen' }).compile();
-    assert.equal(writes, 0);
+    db.updateTable('merchants').set({ status: 'frozen' }).where('id', '=', 'x').compile();
+    assert.deepEqual(told, []);
     db.updateTable('members').set({ status: 'suspended' }).where('id', '=', 'x').compile();
     db.updateTable('members as m').set({ kyc_level: 2 }).compile();
-    db.deleteFrom('members').where('id', '=', 'x').compile();
-    assert.equal(writes, 3);
+    db.deleteFrom('members').where('id', '=', 'y').compile();
+    db.updateTable('members')
+      .set({ kyc_level: 2 })
+      .where('merchant_id', '=', 'm')
+      .where('id', 'in', ['p', 'q'])
+      .compile();
+    db.updateTable('members').set({ kyc_level: 2 }).where('merchant_id', '=', 'm').compile();
+    db.updateTable('members')
+      .set({ kyc_level: 2 })
+      .where((eb) => eb.or([eb('id', '=', 'r'), eb('external_member_id', '=', 's')]))
+      .compile();
+    assert.deepEqual(told, ['x', 'all', 'y', 'p,q', 'all', 'all']);
   });
 });
 

@@ -41,9 +41,44 @@ export const memberChangeChannel = 'mwa_member';
 export class MemberCache extends NotifiedCache<ResolvedMember> {
   /** Member id → the keys that hold it. */
   private readonly keysOf = new Map<string, Set<string>>();
+  /** Members this process changed (`ownWriteOf`) → until when (ms) they are neither answered nor stored. */
+  private readonly bypassed = new Map<string, number>();
 
-  constructor(nowMs: () => number = Date.now) {
-    super(memberCacheEntriesMax, nowMs, ownMemberWriteBypassMs);
+  constructor(private readonly clockMs: () => number = Date.now) {
+    super(memberCacheEntriesMax, clockMs, ownMemberWriteBypassMs);
+  }
+
+  /**
+   * This process is changing these members (an update or delete whose statement names them by id):
+   * they are forgotten and set aside until their change has surely come back, the others stay
+   * (`ownWrite`, which sets the whole cache aside, is for a change that names no ids). A read begun
+   * before is not stored.
+   */
+  ownWriteOf(ids: readonly string[]): void {
+    this.bumpGeneration();
+    const now = this.clockMs();
+    if (this.bypassed.size > 1_000) for (const [id, until] of this.bypassed) if (until <= now) this.bypassed.delete(id);
+    for (const id of ids) {
+      this.forget(id);
+      this.bypassed.set(id, now + ownMemberWriteBypassMs);
+    }
+  }
+
+  override put(key: string, member: ResolvedMember, generation: number): void {
+    const until = this.bypassed.get(member.id);
+    if (until !== undefined) {
+      if (this.clockMs() < until) return;
+      this.bypassed.delete(member.id);
+    }
+    super.put(key, member, generation);
+  }
+
+  /** Drops every key that holds the member. */
+  private forget(id: string): void {
+    const keys = this.keysOf.get(id);
+    if (!keys) return;
+    for (const key of keys) this.entries.delete(key);
+    this.keysOf.delete(id);
   }
 
   static key(merchantId: string, environment: Environment, idOrExternal: string): string {
@@ -76,12 +111,7 @@ export class MemberCache extends NotifiedCache<ResolvedMember> {
       return;
     }
     this.bumpGeneration();
-    for (const id of payload.split(',')) {
-      const keys = this.keysOf.get(id);
-      if (!keys) continue;
-      for (const key of keys) this.entries.delete(key);
-      this.keysOf.delete(id);
-    }
+    for (const id of payload.split(',')) this.forget(id);
   }
 }
 
@@ -110,15 +140,19 @@ export function cachedMemberResolver(resolve: MemberResolver, cache: MemberCache
 }
 
 /**
- * A Kysely plugin that tells the cache when this process sends an update or delete of members
- * (`MemberCache.ownWrite`), before the statement runs. Plain inserts do not matter: an unknown
- * member is never held.
+ * A Kysely plugin that tells the cache when this process sends an update or delete of members,
+ * before the statement runs: of the members its WHERE names by id (`id = …` or `id IN (…)`, alone
+ * or in an AND: `MemberCache.ownWriteOf`), or of any member (`ownWrite`) when it names none. Plain
+ * inserts do not matter: an unknown member is never held.
  */
 export function memberWritesPlugin(cache: MemberCache): KyselyPlugin {
   return {
     transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
-      if ((node.kind === 'UpdateQueryNode' || node.kind === 'DeleteQueryNode') && touchesMembers(node))
-        cache.ownWrite();
+      if ((node.kind === 'UpdateQueryNode' || node.kind === 'DeleteQueryNode') && touchesMembers(node)) {
+        const ids = node.where ? idsNamedBy(node.where.where) : undefined;
+        if (ids) cache.ownWriteOf(ids);
+        else cache.ownWrite();
+      }
       return node;
     },
     transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
@@ -138,4 +172,36 @@ function touchesMembers(node: RootOperationNode): boolean {
   if (node.kind === 'UpdateQueryNode') return tableName(node.table) === 'members';
   if (node.kind === 'DeleteQueryNode') return node.from.froms.some((f) => tableName(f) === 'members');
   return false;
+}
+
+/**
+ * The ids a WHERE condition limits the rows to: `id = <value>`, `id IN (<values>)`, or such a
+ * condition in an AND; undefined when it names none (any row may change).
+ */
+function idsNamedBy(node: unknown): string[] | undefined {
+  const n = node as {
+    kind?: string;
+    left?: unknown;
+    right?: unknown;
+    leftOperand?: unknown;
+    operator?: unknown;
+    rightOperand?: unknown;
+  };
+  if (n?.kind === 'AndNode') return idsNamedBy(n.left) ?? idsNamedBy(n.right);
+  if (n?.kind === 'ParensNode') return idsNamedBy((n as { node?: unknown }).node);
+  if (n?.kind !== 'BinaryOperationNode') return undefined;
+  const left = n.leftOperand as { kind?: string; column?: { column?: { name?: string } } };
+  const op = (n.operator as { operator?: string } | undefined)?.operator;
+  if (left?.kind !== 'ReferenceNode' || left.column?.column?.name !== 'id') return undefined;
+  const right = n.rightOperand as { kind?: string; value?: unknown; values?: unknown[] };
+  if (op === '=' && right?.kind === 'ValueNode' && typeof right.value === 'string') return [right.value];
+  if (op === 'in' && right?.kind === 'PrimitiveValueListNode' && right.values!.every((v) => typeof v === 'string'))
+    return right.values as string[];
+  if (op === 'in' && right?.kind === 'ValueListNode') {
+    const values = (right.values as { kind?: string; value?: unknown }[]).map((v) =>
+      v.kind === 'ValueNode' && typeof v.value === 'string' ? v.value : undefined,
+    );
+    if (values.every((v) => v !== undefined)) return values as string[];
+  }
+  return undefined;
 }
