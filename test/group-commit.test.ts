@@ -15,6 +15,7 @@ import { admin, newMerchantClient, startTestService } from './support/service.js
 import { rawRequest } from './support/raw-http.js';
 import { freshNonce, groupedWrite } from './support/grouped-write.js';
 import { balanceOf, earnSetup, TRON } from './support/fixtures.js';
+import { payNow } from './support/emv.js';
 
 /**
  * Issue 16, group commit (docs/group-commit.md): concurrent deposits are written in shared
@@ -755,6 +756,48 @@ describe('group commit', () => {
       }
     },
   );
+
+  it('commits QR payments of several merchants together, each claimed on its key; a shortfall refuses only its own', async () => {
+    const merchants = await Promise.all(
+      [0, 1, 2].map(async (k) => {
+        const { client } = await newMerchantClient(service);
+        const member = `gc-q${k}`;
+        await client.members.create({ external_member_id: member });
+        const deposit = await post(client, { ...depositBody(member), asset: 'SGD', amount: '100' });
+        assert.equal(deposit.status, 201, JSON.stringify(deposit.body));
+        await warm(client, 3);
+        return { client, member };
+      }),
+    );
+    const pay = (m: (typeof merchants)[number], amount: string) =>
+      m.client.requestRaw({
+        method: 'POST',
+        path: '/v1/qrpay/payments',
+        body: { qr_code: payNow(), amount, asset: 'SGD' },
+        idempotencyKey: randomUUID(),
+        onBehalfOf: m.member,
+      });
+    const before = { ...service.ctx.writeGroup.stats };
+    // 60 and 30 fit in 100; the third (20) is refused whichever order they came in.
+    const answers = await Promise.all(merchants.flatMap((m) => [pay(m, '60'), pay(m, '30'), pay(m, '20')]));
+    const stats = service.ctx.writeGroup.stats;
+    assert.ok(
+      stats.batches - before.batches < answers.length,
+      `${answers.length} payments in ${stats.batches - before.batches} transactions`,
+    );
+    for (const [k, m] of merchants.entries()) {
+      const three = answers.slice(3 * k, 3 * k + 3);
+      const codes = three.map((a) => (a.status === 201 ? 201 : (a.body.error ?? a.body).code));
+      assert.deepEqual(
+        codes.filter((c) => c !== 201),
+        ['insufficient_balance'],
+        JSON.stringify(codes),
+      );
+      const spent = three.filter((a) => a.status === 201).reduce((n, a) => n + Number(a.body.amount), 0);
+      const sgd = await balanceOf(m.client, m.member, 'SGD');
+      assert.equal(Number(sgd.available), 100 - spent, 'two payments took their money, the third nothing');
+    }
+  });
 
   it('keeps the ledger balanced', async () => {
     const report = await verifyLedger(service.ctx.db);

@@ -8,7 +8,18 @@ import { writeAlone, type BatchEffect } from '../writes/write-batch.js';
 import { executeGroupedWrite } from '../writes/write-group.js';
 import type { RouteAccess } from './route-access.js';
 import type { Core } from './route-mount.js';
-import type { AnyCommand, Effect, MemberPrincipal, MerchantPrincipal, Sent } from './route-types.js';
+import type {
+  AnyCommand,
+  ClaimedWrite,
+  Effect,
+  MemberPrincipal,
+  MerchantPrincipal,
+  RouteSchema,
+  Sent,
+} from './route-types.js';
+import { eachAlone } from '../writes/batch-answers.js';
+
+type BatchCommit = NonNullable<AnyCommand['commitMany']>;
 
 function principalOf(req: FastifyRequest, access: RouteAccess): MerchantPrincipal | MemberPrincipal | undefined {
   if (access.scope === 'public') return undefined;
@@ -100,7 +111,7 @@ export class PublicRouteInput {
       batchEffects,
     } = this;
     const plan = command.plan ? command.plan(this) : await command.prepare!(this);
-    const many = command.commitMany;
+    const many = command.commitMany ?? (command.claim ? claimedInBatch(command.claim) : undefined);
     let single: Effect<unknown>;
     let batch: { effect: BatchEffect; item: unknown; locksRowsFirst?: boolean } | undefined;
     if (many) {
@@ -162,4 +173,21 @@ export class PublicRouteInput {
       return work();
     };
   }
+}
+
+const claimedEffects = new WeakMap<ClaimedWrite<RouteSchema, unknown, unknown>, BatchCommit>();
+
+/**
+ * A claimed command's write as a batch effect (`eachAlone`): it joins the batch of the writes that
+ * arrive with it, whatever their merchant, behind a savepoint of its own after the batch's merchant
+ * locks (its freeze may be refused after its row is written); one function per command, so that
+ * the group committer knows its writes as one route's.
+ */
+function claimedInBatch(claim: ClaimedWrite<RouteSchema, unknown, unknown>): BatchCommit {
+  let many = claimedEffects.get(claim);
+  if (!many) {
+    many = eachAlone(claim.commit);
+    claimedEffects.set(claim, many);
+  }
+  return many;
 }
