@@ -757,7 +757,7 @@ describe('group commit', () => {
     },
   );
 
-  it('commits QR payments of several merchants together, each claimed on its key; a shortfall refuses only its own', async () => {
+  it('commits QR payments of several merchants together; a shortfall refuses its own', async () => {
     const merchants = await Promise.all(
       [0, 1, 2].map(async (k) => {
         const { client } = await newMerchantClient(service);
