@@ -37,6 +37,8 @@ export interface RunnerOptions {
 export class JobRunner {
   private timer: NodeJS.Timeout | undefined;
   private running = new Set<Promise<void>>();
+  /** The jobs of the runs in `running` (a batch run has several). */
+  private runningJobs = 0;
   private stopped = false;
   /** The polls of the jobs table and the batch queues; a poll asked for while one runs follows it. */
   private readonly polls = new CoalescedRun(
@@ -94,7 +96,8 @@ export class JobRunner {
   }
 
   private async pollJobs(): Promise<void> {
-    const free = this.concurrencyMax - this.running.size;
+    // Jobs, not runs: a batch run holds a slot for each of its jobs.
+    const free = this.concurrencyMax - this.runningJobs;
     if (free <= 0) return;
     let jobs: ClaimedJob[];
     try {
@@ -124,20 +127,22 @@ export class JobRunner {
     }
     // The jobs of a kind with a batch handler run together, one run for what this poll took of it.
     const together = new Map<string, ClaimedJob[]>();
-    const runs: (() => Promise<void>)[] = [];
+    const runs: { jobs: ClaimedJob[]; start: () => Promise<void> }[] = [];
     for (const job of jobs) {
       const handler = this.handlers[job.kind]!;
-      if (typeof handler === 'function') runs.push(() => this.execute(job, handler));
+      if (typeof handler === 'function') runs.push({ jobs: [job], start: () => this.execute(job, handler) });
       else if (together.has(job.kind)) together.get(job.kind)!.push(job);
       else {
         const group = [job];
         together.set(job.kind, group);
-        runs.push(() => this.runMany(group, handler));
+        runs.push({ jobs: group, start: () => this.runMany(group, handler) });
       }
     }
-    for (const start of runs) {
+    this.runningJobs += jobs.length;
+    for (const { jobs: held, start } of runs) {
       const run = start().finally(() => {
         this.running.delete(run);
+        this.runningJobs -= held.length;
         // A finished job frees a slot: look for more work now rather than at the next tick.
         if (!this.stopped && this.timer) void this.poll();
       });

@@ -102,7 +102,12 @@ export async function subscribeMany(
   plans: readonly SubscribePlan[],
 ): Promise<BatchAnswer<EarnOrderView>[]> {
   const answers: BatchAnswer<EarnOrderView>[] = [];
-  const checked = await checkEach(plans, answers, async ({ scope, body }) => {
+  // Each merchant's time, for the batch in one statement.
+  const nows = await ctx.clock.nowOfEach(
+    trx,
+    plans.map((p) => p.scope),
+  );
+  const checked = await checkEach(plans, answers, async ({ scope, body }, i) => {
     const product = await findProduct(trx, scope.environment, body.product_id.trim());
     if (!product || !product.enabled)
       throw new ApiError('product_not_available', 'No such earn product, or it is withdrawn.');
@@ -116,7 +121,7 @@ export async function subscribeMany(
     ) {
       throw new ApiError('amount_out_of_range', "amount is outside the product's range.");
     }
-    const now = await ctx.clock.now(trx, scope);
+    const now = nows[i]!;
     const order: Insertable<EarnOrdersTable> = {
       id: newId('ero'),
       position_id: newId('epo'),
