@@ -70,7 +70,7 @@ export interface OrderStore {
 
 /**
  * The lifecycle's columns of an order created `pending` (version 1), to be handed to the provider
- * later by a job (`claimDispatch`): nothing asked of the provider yet, no check due.
+ * later by a job (`claimDispatches`): nothing asked of the provider yet, no check due.
  */
 export const pendingOrderColumns = {
   status: 'pending',
@@ -106,24 +106,12 @@ export async function claimMove<Row>(
 }
 
 /**
- * Claims the dispatch of a `pending` order once (`pending` → `processing`), in the caller's
- * transaction, and records that the provider call starts now; should this process stop during
- * the call (its deadline and a re-query delay), reconciliation takes the order over. The claimed
- * row, or undefined when it was not pending (or not as `extras.where` asks). `extras`: the area's
- * own condition and more columns read by the claim itself.
+ * Claims the dispatch of `pending` orders once each (`pending` → `processing`) in one statement, in
+ * the caller's transaction, and records that their provider calls start now; should this process
+ * stop during a call (its deadline and a re-query delay), reconciliation takes the order over. The
+ * claimed rows, in no particular order: those still pending (and as `extras.where` asks). `extras`:
+ * the area's own condition and more columns read by the claim itself.
  */
-export async function claimDispatch<Row>(
-  ctx: { config: Pick<Config, 'upstreamCallTimeoutMs' | 'upstreamReconcileDelayMs'> },
-  trx: Transaction<Database>,
-  store: OrderStore,
-  id: string,
-  extras?: ClaimExtras,
-): Promise<Row | undefined> {
-  const [claimed] = await claimDispatches<Row>(ctx, trx, store, [id], extras);
-  return claimed;
-}
-
-/** `claimDispatch` of many orders in one statement: the claimed rows (those still pending), in no particular order. */
 export async function claimDispatches<Row>(
   ctx: { config: Pick<Config, 'upstreamCallTimeoutMs' | 'upstreamReconcileDelayMs'> },
   trx: Transaction<Database>,

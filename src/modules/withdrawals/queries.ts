@@ -81,10 +81,6 @@ export async function findOwned(db: Db, caller: Caller, id: string): Promise<Row
     .executeTakeFirst();
 }
 
-export async function memberExternalId(db: Db, memberId: string): Promise<{ external_member_id: string }> {
-  return db.selectFrom('members').select('external_member_id').where('id', '=', memberId).executeTakeFirstOrThrow();
-}
-
 /** One page of the caller's withdrawals, newest first (the one keyset walk). */
 export async function withdrawalPage(
   db: Db,

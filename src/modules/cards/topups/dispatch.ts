@@ -41,7 +41,7 @@ import { moneyOf, topUpDispatchProblem, topUpReferenceType, type TopUpStopReason
 import type { CardTopupRow, TopUpStatus } from './tables.js';
 
 import { replacementInFlight, replacementsInFlight } from '../replacements/queries.js';
-import { lockCardOfTopUp, lockCardsOfPendingTopUps, pendingTopUpIds } from './queries.js';
+import { lockCardsOfTopUps, pendingTopUpIds } from './queries.js';
 import { externalIdOf } from '../shared/queries.js';
 import { cardStopped } from '../cards/state.js';
 
@@ -104,7 +104,7 @@ async function creditIn(
   id: string,
   fields: Record<string, unknown>,
 ): Promise<CardTopupRow | undefined> {
-  const card = await lockCardOfTopUp(trx, id, false);
+  const [card] = await lockCardsOfTopUps(trx, [id], false);
   if (!card) throw new Error(`no card top-up ${id}`);
   const row = await claimMove<CardTopupRow>(trx, cardTopUps, id, {
     to: 'credited',
@@ -238,7 +238,7 @@ async function claimOrStop(
   ids: readonly string[],
 ): Promise<{ claimed: CardTopupRow; cardRef: string }[]> {
   return ctx.db.transaction().execute(async (trx) => {
-    const cards = await lockCardsOfPendingTopUps(trx, ids);
+    const cards = await lockCardsOfTopUps(trx, ids, true);
     const stateOf = (card: (typeof cards)[number]) => ({ status: card.status, frozenAt: card.frozen_at });
     // A stopped card's reason does not depend on its replacements: they are read only for cards still loadable.
     const replacing = await replacementsInFlight(

@@ -32,37 +32,21 @@ export function topUpById(db: Db, id: string): Promise<CardTopupRow | undefined>
 }
 
 /**
- * The card of a top-up, its row locked (`FOR NO KEY UPDATE`: the dispatch and the credit against a card that may
- * stop), with what the dispatch and the events need of it: the card's state and issuer reference, and the
- * member's external id (the events' `external_member_id`; neither changes). One statement. `pendingOnly`: only while
- * the top-up is `pending` (undefined otherwise, and no lock taken).
+ * The cards of top-ups, locked in card id order (one statement: the order of docs/locking.md, the card
+ * before its merchant's write lock, as every stop locks it), with what the dispatch and the events
+ * need: each top-up's id, its card's state and issuer reference, and the member's external id (the
+ * events' `external_member_id`; neither changes). `pendingOnly`: only top-ups still `pending`
+ * (the others left out, and no lock taken for them).
  */
-export function lockCardOfTopUp(trx: Trx, id: string, pendingOnly: boolean) {
+export function lockCardsOfTopUps(trx: Trx, ids: readonly string[], pendingOnly: boolean) {
   let q = trx
     .selectFrom('card_topups as t')
     .innerJoin('cards as c', 'c.id', 't.card_id')
     .innerJoin('members as m', 'm.id', 't.member_id')
-    .select(['t.card_id', 'c.status', 'c.frozen_at', 'c.upstream_ref', 'm.external_member_id'])
-    .where('t.id', '=', id);
-  if (pendingOnly) q = q.where('t.status', '=', 'pending');
-  return q.forNoKeyUpdate('c').executeTakeFirst();
-}
-
-/**
- * The cards of pending top-ups, locked in card id order (one statement: the order of docs/locking.md),
- * each with its top-up's id and member's external id; top-ups no longer pending are left out.
- */
-export function lockCardsOfPendingTopUps(trx: Trx, ids: readonly string[]) {
-  return trx
-    .selectFrom('card_topups as t')
-    .innerJoin('cards as c', 'c.id', 't.card_id')
-    .innerJoin('members as m', 'm.id', 't.member_id')
     .select(['t.id', 't.card_id', 'c.status', 'c.frozen_at', 'c.upstream_ref', 'm.external_member_id'])
-    .where('t.id', 'in', [...ids])
-    .where('t.status', '=', 'pending')
-    .orderBy('c.id')
-    .forNoKeyUpdate('c')
-    .execute();
+    .where('t.id', 'in', [...ids]);
+  if (pendingOnly) q = q.where('t.status', '=', 'pending');
+  return q.orderBy('c.id').forNoKeyUpdate('c').execute();
 }
 
 /** The card's top-ups not yet sent to the issuer, oldest first. */
