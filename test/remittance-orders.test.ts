@@ -12,6 +12,7 @@ import { admin, newMerchantClient, useTestService, expectLedgerClean, instantUps
 import { expectCode } from './support/expect.js';
 import { returnWatchTicker } from '../src/modules/remittance/orders/return-watch.js';
 import { payeeIdsOf } from '../src/modules/remittance/payees/queries.js';
+import { applyDecision, failIn } from '../src/modules/remittance/orders/apply.js';
 import { sepaPayee, eventsAbout, kycMember, rowById, withUpstream } from './support/fixtures.js';
 
 describe('remittance orders', () => {
@@ -310,6 +311,68 @@ describe('remittance orders', () => {
         assert.deepEqual([usdt.available, usdt.frozen], [reconciled.available, '0.000000']);
       });
     });
+
+  it('the payout answers of one dispatch run are applied together, each to its own order', async () => {
+    // A merchant of its own: the shared one's deposit quota is spent by the tests around.
+    const own = (await newMerchantClient(service)).client;
+    const members: { m: string; payee: string }[] = [];
+    for (let i = 0; i < 2; i++) {
+      const { external } = await kycMember(service, own, { prefix: 'w', deposits: { USDT: '1000' } });
+      members.push({
+        m: external,
+        payee: (await own.remittance.createPayee(sepaPayee(), { onBehalfOf: external })).id,
+      });
+    }
+    const sendOwn = (m: string, payee: string) =>
+      own.remittance.create({ payee_id: payee, source_asset: 'USDT', source_amount: '100' }, { onBehalfOf: m });
+    await withUpstream(own, 'remittance', 'timeout', async () => {
+      const orders = [];
+      for (const { m, payee } of members) orders.push(await sendOwn(m, payee));
+      await run();
+      for (const order of orders) {
+        const row = await rowById(service, 'remit_orders', order.id);
+        assert.deepEqual([row.status, row.upstream_outcome, row.check_count], ['processing', 'timeout', 0]);
+        assert.ok(row.next_check_at, 'its re-query scheduled');
+      }
+    });
+    // The same statement carries an answer's own columns, typed by the table (a payout date is a date).
+    const orders = [];
+    for (const { m, payee } of members) orders.push(await sendOwn(m, payee));
+    const ids = orders.map((o) => o.id);
+    const news = ids.map((id, i) => ({
+      id,
+      decision: {
+        kind: 'wait' as const,
+        outcome: 'accepted' as const,
+        providerOrderId: `po-${i}`,
+        payoutDate: `2031-01-0${i + 2}`,
+      },
+    }));
+    await service.ctx.db
+      .updateTable('remit_orders')
+      .set({ status: 'processing', upstream_outcome: 'pending' })
+      .where('id', 'in', ids)
+      .execute();
+    const none = { id: ids[0]!, decision: { kind: 'none' as const } };
+    const applied = await applyDecision.many(service.ctx, [...news, none], 'call');
+    assert.deepEqual(
+      applied.map((a) => ('failed' in a ? 'failed' : a.id)),
+      [...ids, ids[0]],
+    );
+    for (const [i, id] of ids.entries()) {
+      const row = await rowById(service, 'remit_orders', id);
+      assert.deepEqual(
+        [row.upstream_outcome, row.provider_order_id, String(row.payout_date).slice(0, 10)],
+        ['accepted', `po-${i}`, `2031-01-0${i + 2}`],
+      );
+    }
+    // Not over what the order learnt since: a late call answer leaves its news alone.
+    const late = news.map((n) => ({ ...n, decision: { ...n.decision, providerOrderId: 'late' } }));
+    await applyDecision.many(service.ctx, late, 'call');
+    assert.equal((await rowById(service, 'remit_orders', ids[0]!)).provider_order_id, 'po-0');
+    // Left as the test found them: failed, their freezes back.
+    for (const id of ids) await service.ctx.db.transaction().execute((trx) => failIn(trx, id, 'upstream_rejected'));
+  });
 
   it(
     'an operator resolve asks the provider first: a payout it made is completed whatever the operator asked, ' +

@@ -74,43 +74,72 @@ export interface CheckSchedule {
   checked: boolean;
 }
 
+/** One order's news for `updateWaitsAndSchedule`: what the provider said and the columns it sets. */
+export interface WaitNews {
+  id: string;
+  outcome: string;
+  fields: Fields;
+}
+
 /**
- * What the provider said of an order that stays open (`onlyPending`: not over what a query has
- * learnt since) and its re-query schedule (`scheduleCheck`), in one statement: its check count and
+ * What the provider said of orders that stay open (`onlyPending`: not over what a query has
+ * learnt since) and their re-query schedule (`scheduleCheck`), in one statement for many orders of
+ * one table: each order's own news (`fields`, typed by the table's row through
+ * `jsonb_populate_record`; a column an order does not give keeps its value), its check count and
  * next re-query: due `recheckDelayMs(max(1, count), baseMs, maxMs)` from now, the count being the
- * one the statement finds plus `increment`. The row as updated, or undefined when not open.
+ * one the statement finds plus `increment`. The rows as updated, in no particular order (an order
+ * no longer open is not among them).
  */
-export async function updateWaitAndSchedule<Row>(
+export async function updateWaitsAndSchedule<Row>(
   trx: Transaction<Database>,
   table: string,
-  id: string,
-  outcome: string,
-  fields: Fields,
+  news: readonly WaitNews[],
   onlyPending: boolean,
   schedule: CheckSchedule,
-): Promise<Row | undefined> {
-  const news = onlyPending ? sql<boolean>`upstream_outcome = 'pending'` : sql<boolean>`true`;
-  const ifNews = (column: string, value: unknown) => sql`CASE WHEN ${news} THEN ${value} ELSE ${sql.ref(column)} END`;
-  const said = Object.entries({ ...fields, upstream_outcome: outcome }).map(([c, v]) => [c, ifNews(c, v)]);
-  const checks = sql<number>`GREATEST(1, check_count + ${schedule.increment})`;
+): Promise<Row[]> {
+  if (news.length === 0) return [];
+  const columns = [...new Set(news.flatMap((n) => Object.keys(n.fields)))];
+  const fresh = onlyPending ? sql<boolean>`o.upstream_outcome = 'pending'` : sql<boolean>`true`;
+  const ifNews = (column: string, value: RawBuilder<unknown>) =>
+    sql`CASE WHEN ${fresh} THEN ${value} ELSE o.${sql.ref(column)} END`;
+  const said = columns.map(
+    (c) => sql`${sql.ref(c)} = ${ifNews(c, sql`COALESCE((v.said).${sql.ref(c)}, o.${sql.ref(c)})`)}`,
+  );
+  const checks = sql<number>`GREATEST(1, o.check_count + ${schedule.increment})`;
   const delayMs =
     schedule.baseMs <= 0
       ? sql<number>`0`
       : sql<number>`LEAST(${schedule.maxMs}::float8,
           ${schedule.baseMs}::float8 * power(2::float8, LEAST(${checks} - 1, 30)))`;
-  return (await ordersOf(trx)
-    .updateTable(table)
-    .set({
-      ...Object.fromEntries(said),
-      updated_at: ifNews('updated_at', orderNowSql({ table })) as unknown as Date,
-      check_count: sql<number>`check_count + ${schedule.increment}` as unknown as number,
-      next_check_at: sql<Date>`now() + make_interval(secs => ${delayMs} / 1000)` as unknown as Date,
-      ...(schedule.checked ? { last_checked_at: sql<Date>`now()` as unknown as Date } : {}),
-    })
-    .where('id', '=', id)
-    .where('status', 'in', openOrderStatuses)
-    .returningAll()
-    .executeTakeFirst()) as Row | undefined;
+  const now = scopeNowSql(sql.ref('o.merchant_id'), sql.ref('o.environment'));
+  const { rows } = await sql<Row>`
+    UPDATE ${sql.table(table)} AS o SET
+      ${sql.join([
+        ...said,
+        sql`upstream_outcome = ${ifNews('upstream_outcome', sql`v.outcome`)}`,
+        sql`updated_at = ${ifNews('updated_at', now)}`,
+        sql`check_count = o.check_count + ${schedule.increment}`,
+        sql`next_check_at = now() + make_interval(secs => ${delayMs} / 1000)`,
+        ...(schedule.checked ? [sql`last_checked_at = now()`] : []),
+      ])}
+    FROM (
+      SELECT u.id, u.outcome, jsonb_populate_record(NULL::${sql.table(table)}, u.said) AS said
+      FROM unnest(${news.map((n) => n.id)}::text[], ${news.map((n) => n.outcome)}::text[],
+                  ${news.map((n) => JSON.stringify(n.fields))}::jsonb[]) AS u(id, outcome, said)
+    ) AS v
+    WHERE o.id = v.id AND o.status IN (${sql.join(openOrderStatuses)})
+    RETURNING o.*`.execute(trx);
+  return rows;
+}
+
+/** Orders' rows by id, in no particular order. */
+export async function selectOrders<Row>(
+  trx: Transaction<Database>,
+  table: string,
+  ids: readonly string[],
+): Promise<Row[]> {
+  if (ids.length === 0) return [];
+  return (await ordersOf(trx).selectFrom(table).selectAll().where('id', 'in', ids).execute()) as unknown as Row[];
 }
 
 /** An order's row. */

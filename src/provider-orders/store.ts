@@ -26,7 +26,9 @@ import {
   updateMove,
   updateSuspended,
   updateDispatch,
-  updateWaitAndSchedule,
+  updateWaitsAndSchedule,
+  selectOrders,
+  type WaitNews,
   type ClaimExtras,
   type Fields,
   type Move,
@@ -175,11 +177,12 @@ export function decisionApplier<Row extends LifecycleOrderRow, D extends { kind:
   fields: (d: D & OpenOrderDecision) => Fields,
   settle: (trx: Transaction<Database>, id: string, d: Settlement<D>) => Promise<Row | undefined | void>,
 ) {
-  return (ctx: ScheduleContext, id: string, decision: D, source: 'call' | 'query'): Promise<Row> => {
-    if (decision.kind === 'wait') {
-      const wait = decision as D & OpenOrderDecision & { kind: 'wait' };
-      return waitAndSchedule<Row>(ctx, store, id, wait.outcome, fields(wait), source);
-    }
+  const newsOf = (id: string, decision: D): WaitNews => {
+    const wait = decision as D & OpenOrderDecision & { kind: 'wait' };
+    return { id, outcome: wait.outcome, fields: fields(wait) };
+  };
+  const one = async (ctx: ScheduleContext, id: string, decision: D, source: 'call' | 'query'): Promise<Row> => {
+    if (decision.kind === 'wait') return (await waitsAndSchedule<Row>(ctx, store, [newsOf(id, decision)], source))[0]!;
     return applyAndSchedule<Row>(ctx, store, id, source, async (trx) => {
       if (decision.kind === 'none') return undefined;
       if (decision.kind === 'suspend') {
@@ -189,6 +192,40 @@ export function decisionApplier<Row extends LifecycleOrderRow, D extends { kind:
       return settle(trx, id, decision as Settlement<D>);
     });
   };
+  /**
+   * The decisions of one run (a dispatch job's payout calls): the `wait`s, the usual answer, in one
+   * transaction and one statement; each other decision as `one` applies it. Each order's row, or
+   * what its apply threw (`{ failed }`), in order.
+   */
+  const many = async (
+    ctx: ScheduleContext,
+    decisions: readonly { id: string; decision: D }[],
+    source: 'call' | 'query',
+  ): Promise<(Row | { failed: unknown })[]> => {
+    const answers: (Row | { failed: unknown } | undefined)[] = decisions.map(() => undefined);
+    const waits = [...decisions.keys()].filter((i) => decisions[i]!.decision.kind === 'wait');
+    if (waits.length > 1) {
+      try {
+        const rows = await waitsAndSchedule<Row>(
+          ctx,
+          store,
+          waits.map((i) => newsOf(decisions[i]!.id, decisions[i]!.decision)),
+          source,
+        );
+        waits.forEach((i, k) => (answers[i] = rows[k]));
+      } catch (failed) {
+        for (const i of waits) answers[i] = { failed };
+      }
+    }
+    await Promise.all(
+      decisions.map(async ({ id, decision }, i) => {
+        if (answers[i] !== undefined) return;
+        answers[i] = await one(ctx, id, decision, source).catch((failed: unknown) => ({ failed }));
+      }),
+    );
+    return answers as (Row | { failed: unknown })[];
+  };
+  return Object.assign(one, { many });
 }
 
 type ScheduleContext = {
@@ -218,27 +255,27 @@ async function alertIfStalled(
 }
 
 /**
- * Records what the provider said of an order that stays open (a late call answer never overwrites
- * what a query has learnt since) and schedules its next re-query, in one statement
- * (`updateWaitAndSchedule`); the stalled alert as `applyAndSchedule` raises it. An order no longer
- * open is answered as it is.
+ * Records what the provider said of orders that stay open (a late call answer never overwrites
+ * what a query has learnt since) and schedules their next re-query, in one statement for all of
+ * them (`updateWaitsAndSchedule`); the stalled alert as `applyAndSchedule` raises it. An order no
+ * longer open is answered as it is. The rows in the order of `news`.
  */
-async function waitAndSchedule<Row extends LifecycleOrderRow>(
+async function waitsAndSchedule<Row extends LifecycleOrderRow>(
   ctx: ScheduleContext,
   store: OrderStore,
-  id: string,
-  outcome: string,
-  fields: Fields,
+  news: readonly WaitNews[],
   source: 'call' | 'query',
-): Promise<Row> {
+): Promise<Row[]> {
   return ctx.db.transaction().execute(async (trx) => {
     const query = source === 'query';
     const { upstreamReconcileDelayMs: baseMs, upstreamReconcileMaxDelayMs: maxMs } = ctx.config;
     const schedule = { increment: query ? 1 : 0, baseMs, maxMs, checked: query };
-    const row = await updateWaitAndSchedule<Row>(trx, store.table, id, outcome, fields, !query, schedule);
-    if (!row) return selectOrder<Row>(trx, store.table, id);
-    await alertIfStalled(trx, store, row, row.check_count, source);
-    return row;
+    const updated = await updateWaitsAndSchedule<Row>(trx, store.table, news, !query, schedule);
+    const rows = new Map(updated.map((r) => [r.id, r]));
+    const closed = news.filter((n) => !rows.has(n.id)).map((n) => n.id);
+    for (const row of await selectOrders<Row>(trx, store.table, closed)) rows.set(row.id, row);
+    for (const row of updated) await alertIfStalled(trx, store, row, row.check_count, source);
+    return news.map((n) => rows.get(n.id)!);
   });
 }
 

@@ -102,10 +102,20 @@ function holidaysOf(currency: string, year: number): Date[] {
   }
 }
 
+/** Holidays by currency and year, as YYYY-MM-DD: a payout's dates ask for the same few years on every call. */
+const holidaySets = new Map<string, Set<string>>();
+
 /** Whether `date` (YYYY-MM-DD) is a public holiday of the currency's settlement system. */
 export function isHoliday(currency: string, date: string): boolean {
-  const year = Number(date.slice(0, 4));
-  return holidaysOf(currency, year).some((h) => isoDate(h) === date);
+  const key = `${currency}|${date.slice(0, 4)}`;
+  let holidays = holidaySets.get(key);
+  if (!holidays) {
+    holidays = new Set(holidaysOf(currency, Number(date.slice(0, 4))).map(isoDate));
+    // Bounded: currencies × years asked; a handful in practice, cleared if something asks for many.
+    if (holidaySets.size >= 1_000) holidaySets.clear();
+    holidaySets.set(key, holidays);
+  }
+  return holidays.has(date);
 }
 
 /** Whether the currency settles on `date` (YYYY-MM-DD): a weekday that is not a holiday. */

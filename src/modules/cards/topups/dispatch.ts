@@ -209,9 +209,8 @@ const settles = (d: TopUpDecision): d is Settlement<TopUpDecision> =>
 const applyAndReschedule = decisionApplier<CardTopupRow, TopUpDecision>(cardTopUps, providerFields, settleIn);
 
 /**
- * Applies a decision to a top-up in one transaction. A settlement whose claim is won ends the top-up
- * (credited or failed: not open, nothing to schedule) and answers the moved row as is; any other decision, and a
- * settlement whose claim was lost (it wrote nothing), goes through the shared lifecycle's `decisionApplier`.
+ * Applies a decision to a top-up in one transaction (`applyTopUpDecisions` for a list of one); what
+ * applying it threw is thrown.
  */
 export async function applyTopUpDecision(
   ctx: Parameters<typeof applyAndReschedule>[0],
@@ -219,11 +218,42 @@ export async function applyTopUpDecision(
   decision: TopUpDecision,
   source: 'call' | 'query',
 ): Promise<CardTopupRow> {
-  if (settles(decision)) {
-    const moved = await ctx.db.transaction().execute((trx) => settleIn(trx, id, decision));
-    if (moved) return moved;
-  }
-  return applyAndReschedule(ctx, id, decision, source);
+  const [applied] = await applyTopUpDecisions(ctx, [{ id, decision }], source);
+  if ('failed' in applied!) throw applied.failed;
+  return applied!;
+}
+
+/**
+ * Applies decisions to top-ups. A settlement whose claim is won ends the top-up (credited or
+ * failed: not open, nothing to schedule) in a transaction of its own and answers the moved row as
+ * is; every other decision, and a settlement whose claim was lost (it wrote nothing), goes through
+ * the shared lifecycle's `decisionApplier` (the `wait`s of a run together). Each top-up's row, or
+ * what applying its decision threw (`{ failed }`), in order.
+ */
+export async function applyTopUpDecisions(
+  ctx: Parameters<typeof applyAndReschedule>[0],
+  decisions: readonly { id: string; decision: TopUpDecision }[],
+  source: 'call' | 'query',
+): Promise<(CardTopupRow | { failed: unknown })[]> {
+  const answers: (CardTopupRow | { failed: unknown } | undefined)[] = decisions.map(() => undefined);
+  await Promise.all(
+    decisions.map(async ({ id, decision }, i) => {
+      if (!settles(decision)) return;
+      try {
+        answers[i] = (await ctx.db.transaction().execute((trx) => settleIn(trx, id, decision))) ?? undefined;
+      } catch (failed) {
+        answers[i] = { failed };
+      }
+    }),
+  );
+  const rest = [...decisions.keys()].filter((i) => answers[i] === undefined);
+  const applied = await applyAndReschedule.many(
+    ctx,
+    rest.map((i) => decisions[i]!),
+    source,
+  );
+  rest.forEach((i, k) => (answers[i] = applied[k]));
+  return answers as (CardTopupRow | { failed: unknown })[];
 }
 
 /**
@@ -263,8 +293,8 @@ async function claimOrStop(
   });
 }
 
-/** Asks the issuer to load a claimed top-up (its id the idempotency key) and applies the answer once. */
-async function load(ctx: ServiceContext, claimed: CardTopupRow, cardRef: string): Promise<CardTopupRow> {
+/** Asks the issuer to load a claimed top-up (its id the idempotency key): what its answer decides. */
+async function load(ctx: ServiceContext, claimed: CardTopupRow, cardRef: string): Promise<TopUpDecision> {
   const answer: CallOutcome = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.card.topUp(rowScope(claimed), {
       requestId: claimed.id,
@@ -273,12 +303,13 @@ async function load(ctx: ServiceContext, claimed: CardTopupRow, cardRef: string)
       amountMinor: minorFromDb(claimed.arrival_amount),
     }),
   );
-  return applyTopUpDecision(ctx, claimed.id, decideOnCallAnswer(answer, 'reversed'), 'call');
+  return decideOnCallAnswer(answer, 'reversed');
 }
 
 /**
  * The dispatch jobs a poll took, together (a batch job handler): the top-ups claimed in one
- * transaction (`claimOrStop`), then each load asked of the issuer and its answer applied, at once.
+ * transaction (`claimOrStop`), then each load asked of the issuer, at once, and the answers applied
+ * together (`applyTopUpDecisions`).
  * Each top-up's outcome in order: undefined when done (sent, failed because its card stopped, or no
  * longer pending), or what its load threw.
  */
@@ -290,15 +321,20 @@ export async function dispatchTopUps(ctx: ServiceContext, ids: readonly string[]
     return ids.map(() => err);
   }
   const outcomes = new Map<string, unknown>();
+  const decided: { id: string; decision: TopUpDecision }[] = [];
   await Promise.all(
     claimed.map(async (c) => {
       try {
-        await load(ctx, c.claimed, c.cardRef);
+        decided.push({ id: c.claimed.id, decision: await load(ctx, c.claimed, c.cardRef) });
       } catch (err) {
         outcomes.set(c.claimed.id, err);
       }
     }),
   );
+  const applied = await applyTopUpDecisions(ctx, decided, 'call');
+  applied.forEach((a, k) => {
+    if ('failed' in a) outcomes.set(decided[k]!.id, a.failed);
+  });
   return ids.map((id) => outcomes.get(id));
 }
 

@@ -9,7 +9,9 @@
  * The jobs a poll took run together (`dispatchOrders`, a batch job handler): the usual orders,
  * whose payee the provider already knows, are claimed first in one statement that reads the
  * payee's reference and the member's external id itself (no read of the orders before it); only
- * orders whose payee is not registered yet are read, their payees registered, then claimed.
+ * orders whose payee is not registered yet are read, their payees registered, then claimed. The
+ * payouts' answers are applied together once all are in (`applyDecision.many`: the usual `wait`s
+ * in one statement).
  */
 import type { ServiceContext } from '../../../service-context.js';
 import { minorFromDb } from '../../../money/index.js';
@@ -19,7 +21,7 @@ import { claimDispatches } from '../../../provider-orders/index.js';
 import { applyDecision, emitOrderEvents, failIn, remitOrders, type ClaimedOrderRow } from './apply.js';
 import { externalMemberIdSql, findOrders, payeeRefSql, payeeRegisteredSql } from './queries.js';
 import { entitiesByIds, entityTypesBySeq, recordProviderPayeeRefs } from '../payees/queries.js';
-import { decideOnCall } from './state.js';
+import { decideOnCall, type Decision } from './state.js';
 import type { PayeeEntityRow } from '../payees/tables.js';
 import type { RemitOrderRow } from './tables.js';
 import { rowScope } from '../../../db/owned-by.js';
@@ -79,8 +81,8 @@ async function claimDispatch(ctx: ServiceContext, ids: readonly string[]): Promi
   });
 }
 
-/** Submits the claimed order's payout (the order id its idempotency key) and applies the answer. */
-async function submit(ctx: ServiceContext, claimed: DispatchClaim): Promise<RemitOrderRow> {
+/** Submits the claimed order's payout (the order id its idempotency key): what its answer decides. */
+async function submit(ctx: ServiceContext, claimed: DispatchClaim): Promise<Decision> {
   const answer = await withDeadline(ctx.config.upstreamCallTimeoutMs, () =>
     ctx.upstreams.remittance.submit(rowScope(claimed), {
       requestId: claimed.id,
@@ -89,7 +91,7 @@ async function submit(ctx: ServiceContext, claimed: DispatchClaim): Promise<Remi
       payoutAmountMinor: minorFromDb(claimed.payout_amount),
     }),
   );
-  return applyDecision(ctx, claimed.id, decideOnCall(answer), 'call');
+  return decideOnCall(answer);
 }
 
 /**
@@ -130,8 +132,8 @@ async function registerPayees(ctx: ServiceContext, ids: readonly string[], outco
 /**
  * The dispatch of many orders (one run of the dispatch jobs a poll took): the orders whose payee
  * the provider already knows are claimed together; the payees of the others are registered (once
- * each), then those orders claimed together too; then every payout is submitted and its answer
- * applied, at once. An order no longer pending is left alone. Each order's outcome in order:
+ * each), then those orders claimed together too; then every payout is submitted at once and the
+ * answers applied together. An order no longer pending is left alone. Each order's outcome in order:
  * undefined when done, or what its dispatch threw.
  */
 export async function dispatchOrders(ctx: ServiceContext, ids: readonly string[]): Promise<unknown[]> {
@@ -150,14 +152,19 @@ export async function dispatchOrders(ctx: ServiceContext, ids: readonly string[]
   } catch (err) {
     for (const id of rest) if (!outcomes.has(id)) outcomes.set(id, err);
   }
+  const decided: { id: string; decision: Decision }[] = [];
   await Promise.all(
     claimed.map(async (row) => {
       try {
-        await submit(ctx, row);
+        decided.push({ id: row.id, decision: await submit(ctx, row) });
       } catch (err) {
         outcomes.set(row.id, err);
       }
     }),
   );
+  const applied = await applyDecision.many(ctx, decided, 'call');
+  applied.forEach((a, k) => {
+    if ('failed' in a) outcomes.set(decided[k]!.id, a.failed);
+  });
   return prefixed.map((id) => outcomes.get(id));
 }
