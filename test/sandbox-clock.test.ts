@@ -31,7 +31,7 @@ describe('sandbox clock', () => {
     assert.ok(Math.abs(Date.parse(now) - before) < 5_000, `${now} is about now`);
   });
 
-  it("the clocks read at once by several merchants' calls share a statement, each its own merchant's time", async () => {
+  it("clocks read at once by several merchants' calls share a statement, each its own merchant's time", async () => {
     const ahead = await newMerchantClient(service);
     const behind = await newMerchantClient(service);
     await ahead.client.sandbox.advanceClock(86_400);
