@@ -79,23 +79,21 @@ export class SimulatedProvider {
     const behavior = await this.behavior(call);
     if (behavior === 'unknown')
       return { kind: 'unknown', reason: 'simulated upstream 5xx: the request never reached the provider' };
-    let row = await this.find(req.requestId);
+    // Recorded unless the provider has the request already (`record` then answers what it has):
+    // no look-up before the insert, which finds the request on its first call.
     if (behavior === 'timeout') {
-      if (!row) await this.record(call, req, req.refusal ? 'failed' : 'succeeded', false);
+      await this.record(call, req, req.refusal ? 'failed' : 'succeeded', false);
       return { kind: 'timeout' };
     }
-    if (!row) {
-      if (behavior === 'reject' || req.refusal) {
-        row = await this.record(
-          call,
-          { ...req, detail: { ...req.detail, [rejectedKey]: req.refusal ?? 'simulated refusal' } },
-          'failed',
-          false,
-        );
-      } else {
-        row = await this.record(call, req, 'succeeded', behavior === 'unknown_status');
-      }
-    }
+    const row =
+      behavior === 'reject' || req.refusal
+        ? await this.record(
+            call,
+            { ...req, detail: { ...req.detail, [rejectedKey]: req.refusal ?? 'simulated refusal' } },
+            'failed',
+            false,
+          )
+        : await this.record(call, req, 'succeeded', behavior === 'unknown_status');
     return this.answerFor<D>(row);
   }
 
@@ -156,7 +154,7 @@ export class SimulatedProvider {
       unknown_status: unknownStatus,
       detail: JSON.stringify(req.detail),
     });
-    // A concurrent call with the same request id recorded it first: that record stands.
+    // An earlier or a concurrent call with the same request id recorded it first: that record stands.
     return inserted ?? (await this.find(req.requestId))!;
   }
 }
