@@ -11,6 +11,7 @@ import { payNow } from './support/emv.js';
 import { advanceClock, advanceWaitMaxMs } from '../src/modules/sandbox/clock.js';
 import type { IdempotencyContext } from '../src/platform/http/request-context.js';
 import { withStatusReceiver } from './support/webhook-receiver.js';
+import { keyedReadStats } from '../src/db/direct.js';
 
 const seconds = (a: string, b: string) => (Date.parse(b) - Date.parse(a)) / 1000;
 
@@ -28,6 +29,26 @@ describe('sandbox clock', () => {
     const { now } = await client.sandbox.clock();
     assert.match(now, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     assert.ok(Math.abs(Date.parse(now) - before) < 5_000, `${now} is about now`);
+  });
+
+  it("clocks read at once by several merchants' calls share a statement, each its own merchant's time", async () => {
+    const ahead = await newMerchantClient(service);
+    const behind = await newMerchantClient(service);
+    await ahead.client.sandbox.advanceClock(86_400);
+    const scope = (merchantId: string) => ({ merchantId, environment: 'sandbox' as const });
+    const before = { ...keyedReadStats(service.ctx.db) };
+    const [a, b, a2] = await Promise.all([
+      service.ctx.clock.now(service.ctx.db, scope(ahead.merchantId)),
+      service.ctx.clock.now(service.ctx.db, scope(behind.merchantId)),
+      service.ctx.clock.now(service.ctx.db, scope(ahead.merchantId)),
+    ]);
+    const after = keyedReadStats(service.ctx.db);
+    // (A background read of a clock at the same moment may add its own.)
+    const [reads, statements] = [after.items - before.items, after.batches - before.batches];
+    assert.ok(reads - statements >= 2, `three reads in one statement: ${reads} reads in ${statements}`);
+    const day = (d: Date) => (d.getTime() - Date.now()) / 86_400_000;
+    assert.ok(day(a!) > 0.99 && day(a2!) > 0.99, 'the advanced merchant is a day ahead');
+    assert.ok(Math.abs(day(b!)) < 0.01, 'the other is on real time');
   });
 
   it('advances by whole seconds and answers the new time; the clock then reads it', async () => {

@@ -310,6 +310,10 @@ export class JobRunner {
     }, timeoutMs);
     try {
       while (!timedOut) {
+        // A turn of the event loop each round: a batch queue's `settled()` may answer at once, and a
+        // loop of promises alone would starve what a job waits for in a later turn (a keyed read's
+        // statement, a timer), and this bound.
+        await new Promise((r) => setImmediate(r));
         await this.poll();
         if (this.idle()) {
           await this.poll();

@@ -1,15 +1,26 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/schema.js';
+import { readRowsByKey } from '../../db/direct.js';
 
 /** The statements and SQL expressions of the clock (platform/clock.ts): sandbox offsets. */
 
-/** A sandbox merchant's offset from real time in milliseconds (0 for a merchant never advanced). */
+const sandboxOffsetsSql =
+  'select "merchant_id", "offset_ms" from "sandbox_clocks" where "merchant_id" = any($1::text[])';
+
+/**
+ * A sandbox merchant's offset from real time in milliseconds (0 for a merchant never advanced).
+ * Outside a transaction the reads of one turn of the event loop share a statement (`readRowsByKey`):
+ * every provider call and rate a sandbox request asks reads its merchant's clock, as fresh as a
+ * read of its own.
+ */
 export async function selectSandboxOffset(db: Db, merchantId: string): Promise<bigint> {
-  const row = await db
-    .selectFrom('sandbox_clocks')
-    .select('offset_ms')
-    .where('merchant_id', '=', merchantId)
-    .executeTakeFirst();
+  const [row] = await readRowsByKey<{ merchant_id: string; offset_ms: string | bigint }>(
+    db,
+    sandboxOffsetsSql,
+    [],
+    merchantId,
+    'merchant_id',
+  );
   return row ? BigInt(row.offset_ms) : 0n;
 }
 
