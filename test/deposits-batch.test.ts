@@ -641,6 +641,57 @@ describe('deposits written together', () => {
     },
   );
 
+  it('an entry requiring an earlier one posts only if that one did, and answers its refusal otherwise', async () => {
+    const { merchantId, m } = await merchantWithOneMember('bt-requires');
+    const entry = (kind: string, lines: ReturnType<typeof depositLines>) => ({
+      environment: 'sandbox' as const,
+      merchantId,
+      kind,
+      referenceType: 'test',
+      referenceId: randomUUID(),
+      asset: 'USDT',
+      lines,
+    });
+    const lock = (amount: bigint) =>
+      entry(entryKinds.withdrawalLock, withdrawalLockLines({ memberId: m.id, amount, fee: 0n }));
+    const credit = (amount: bigint) => entry(entryKinds.deposit, depositLines({ memberId: m.id, merchantId, amount }));
+    const event = (objectId: string) => ({
+      merchantId,
+      environment: 'sandbox' as const,
+      type: 'test.posted' as EventType,
+      object: 'test',
+      objectId,
+      externalMemberId: 'bt-requires',
+      status: 'ok',
+      statusVersion: 1,
+    });
+    const outcomes = await service.ctx.db.transaction().execute((trx) =>
+      postEntries(trx, [
+        { entry: credit(100n) },
+        { entry: lock(30n) },
+        // More than the 70 left: refused, and so is the credit that requires it (and the one requiring that).
+        { entry: lock(500n) },
+        { entry: credit(1n), requires: 1, event: event('r1') },
+        { entry: credit(2n), requires: 2, event: event('r2') },
+        { entry: credit(4n), requires: 4, event: event('r3') },
+      ]),
+    );
+    assert.deepEqual(
+      outcomes.map((o) => (o instanceof InsufficientFundsError ? 'short' : o instanceof Error ? o.name : 'ok')),
+      ['ok', 'ok', 'short', 'ok', 'short', 'short'],
+    );
+    assert.equal(outcomes[4], outcomes[2], 'the refusal of the entry it requires');
+    const balance = (bucket: 'available' | 'withdrawing') =>
+      accountBalance(service.ctx.db, 'sandbox', { owner: 'member', memberId: m.id, bucket }, 'USDT');
+    assert.deepEqual([await balance('available'), await balance('withdrawing')], [71n, 30n]);
+    assert.deepEqual(await eventObjectIds(merchantId, 'test.posted'), ['r1'], 'a skipped entry records no event');
+    assert.equal(await entryCount(merchantId), 3);
+    await assert.rejects(
+      service.ctx.db.transaction().execute((trx) => postEntries(trx, [{ entry: credit(1n), requires: 0 }])),
+      /not an earlier entry/,
+    );
+  });
+
   it(
     'posts entries that only add in one insert, with the same answers: a repeat of an earlier posting or of an ' +
       'earlier entry of the call is refused alone',

@@ -52,6 +52,7 @@ import * as m051 from './migrations/051_writes_across_merchants.js';
 import * as m052 from './migrations/052_single_merchant_batch_functions_dropped.js';
 import * as m053 from './migrations/053_webhook_fan_out_queue.js';
 import * as m054 from './migrations/054_remit_orders_daily_per_merchant.js';
+import * as m055 from './migrations/055_post_entries_requires.js';
 import { applyStoredFunctions } from './stored-functions.js';
 
 // Migrations are listed here, in order, so a bundled or compiled build finds them without a file scan.
@@ -109,6 +110,7 @@ const migrations: Record<string, Migration> = {
   '052_single_merchant_batch_functions_dropped': m052,
   '053_webhook_fan_out_queue': m053,
   '054_remit_orders_daily_per_merchant': m054,
+  '055_post_entries_requires': m055,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

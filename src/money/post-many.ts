@@ -11,6 +11,11 @@ import { callPostEntries, type PostedEntry } from './queries/post-many.js';
 export interface EntryWithEvent {
   entry: EntryInput;
   event?: EventInput;
+  /**
+   * The index (in the same call) of an earlier entry that must post before this one may: when it
+   * does not, this one writes nothing and answers that one's refusal (an exchange's buy and its sell).
+   */
+  requires?: number;
 }
 
 /** What each entry of `postEntries` became: posted (with its event's id), or refused with nothing of it written. */
@@ -68,6 +73,12 @@ export async function postEntries(
   const ordered = [...accounts.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const indexOf = new Map(ordered.map((a, i) => [a.key, i + 1]));
   const entryIds = items.map(() => newId('jrn'));
+  for (const [i, { requires }] of items.entries())
+    if (requires !== undefined && !(Number.isInteger(requires) && requires >= 0 && requires < i))
+      throw new Error(`ledger: entry ${i} of a posting requires ${requires}, not an earlier entry`);
+  const requires = items.some((x) => x.requires !== undefined)
+    ? items.map((x) => (x.requires === undefined ? null : x.requires + 1))
+    : undefined;
   const events = items.flatMap(({ event }, i) => (event ? [{ entry: i + 1, row: eventRow(event) }] : []));
   let rows: PostedEntry[];
   try {
@@ -101,6 +112,7 @@ export async function postEntries(
         amounts: lines.map((l) => l.amount.toString()),
       },
       events: { entries: events.map((e) => e.entry), rows: events.map((e) => e.row) },
+      ...(requires ? { requires } : {}),
     });
   } catch (err) {
     // The CHECK constraint is the backstop of the function's own check: no entry can be told apart here.
@@ -110,13 +122,26 @@ export async function postEntries(
   }
   const byEntry = new Map(rows.map((r) => [Number(r.entry_index), r]));
   const eventIdOf = new Map(events.map((e) => [e.entry, e.row.id]));
-  return items.map(({ entry }, i) => {
+  const outcomes: PostOutcome[] = [];
+  for (const [i, { entry, requires }] of items.entries()) {
     const r = byEntry.get(i + 1);
     if (!r) throw new Error(`ledger: posting ${entry.kind} ${entry.referenceId} answered nothing`);
+    if (r.status === 'skipped' && requires !== undefined) {
+      const required = outcomes[requires]!;
+      if (!(required instanceof Error))
+        throw new Error(`ledger: ${entry.kind} ${entry.referenceId} skipped after a posting`);
+      outcomes.push(required);
+      continue;
+    }
+    outcomes.push(outcomeOf(r, entry, i));
+  }
+  return outcomes;
+
+  function outcomeOf(r: PostedEntry, entry: EntryInput, i: number): PostOutcome {
     if (r.status === 'duplicate') return new DuplicatePostingError(entry.referenceType, entry.referenceId, entry.kind);
     if (r.status === 'short') return new InsufficientFundsError(ordered[Number(r.account_index) - 1]!.ref, entry.asset);
     if (r.status !== 'ok') throw new Error(`ledger: posting answered ${r.status}`);
     const eventId = eventIdOf.get(i + 1);
     return eventId ? { entryId: entryIds[i]!, eventId } : { entryId: entryIds[i]! };
-  });
+  }
 }

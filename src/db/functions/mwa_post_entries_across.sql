@@ -22,16 +22,23 @@
 -- merchants, so the statements it shares take one list of merchants and environments instead of
 -- one of each.
 --
+-- `p_entry_requires` (optional; NULL for none): an entry's element names the (1-based) entry that
+-- must post before it may: when that one did not (a shortfall, a repeat, or its own requirement
+-- unmet), this one is 'skipped' and writes nothing. An exchange's buy requires its sell, so both
+-- go in one call (src/modules/exchange/market-orders.ts).
+--
 -- Runs with `plan_cache_mode = force_generic_plan` (docs/group-commit.md): PostgreSQL otherwise
 -- judged the generic plan of a statement over a batch's arrays dearer than a custom one and
 -- planned it anew on every call. Every statement in it is a look-up by key or by id, so the
 -- generic plan is the plan (test/ledger-plans.test.ts).
--- History: migration 051, replacing `mwa_post_entries` (032, 034), which migration 052 dropped.
+-- History: migration 051, replacing `mwa_post_entries` (032, 034), which migration 052 dropped; migration 055
+-- dropped the form without `p_entry_requires`.
 CREATE OR REPLACE FUNCTION public.mwa_post_entries_across(p_account_environment text[], p_asset text[],
     p_owner_type text[], p_owner_id text[], p_bucket text[], p_normal_side text[], p_non_negative boolean[],
     p_entry_environment text[], p_entry_merchant text[], p_entry_id text[], p_kind text[], p_reference_type text[],
     p_reference_id text[], p_entry_asset text[], p_delta_entry integer[], p_delta_account integer[], p_delta numeric[],
-    p_line_entry integer[], p_line_account integer[], p_line_amount numeric[])
+    p_line_entry integer[], p_line_account integer[], p_line_amount numeric[],
+    p_entry_requires integer[] DEFAULT NULL::integer[])
  RETURNS TABLE(entry_index integer, status text, account_index integer)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
@@ -67,8 +74,8 @@ BEGIN
     bal[acc.ord] := acc.balance;
   END LOOP;
 
-  IF NOT EXISTS (SELECT 1 FROM unnest(p_delta_account, p_delta) AS x(account, delta) WHERE p_non_negative[x.account] AND
-    x.delta < 0) THEN
+  IF p_entry_requires IS NULL AND NOT EXISTS (SELECT 1 FROM unnest(p_delta_account, p_delta) AS x(account, delta)
+    WHERE p_non_negative[x.account] AND x.delta < 0) THEN
     -- Nothing takes from an account that must stay non-negative: one insert, as in mwa_post_entries.
     WITH ins AS (
       INSERT INTO journal_entries (id, environment, kind, reference_type, reference_id, merchant_id, asset)
@@ -87,6 +94,10 @@ BEGIN
       FROM generate_subscripts(p_entry_id, 1) AS t(e);
   ELSE
     FOR e IN 1..m LOOP
+      IF p_entry_requires[e] IS NOT NULL AND NOT posted[p_entry_requires[e]] THEN
+        RETURN QUERY SELECT e, 'skipped'::text, NULL::int;
+        CONTINUE;
+      END IF;
       short_at := NULL;
       SELECT x.account INTO short_at
       FROM unnest(p_delta_entry, p_delta_account, p_delta) AS x(entry, account, delta)

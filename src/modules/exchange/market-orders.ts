@@ -191,9 +191,10 @@ async function kycGates(trx: Transaction<Database>, pending: Pending[], answers:
 }
 
 /**
- * The accepted orders' money and rows: every sell in one statement (a shortfall refuses its
- * order alone), the buys of those that sold with their events in one (a buy only adds: a refusal
- * there fails the batch), the rows of those that posted in one. Each order's row, or undefined.
+ * The accepted orders' money and rows: every sell and every buy in one posting statement (a
+ * shortfall refuses its order alone; a buy requires its sell, so a refused sell writes no buy; a
+ * buy only adds: a refusal there fails the batch), the rows of those that posted in one. Each
+ * order's row, or undefined.
  */
 async function writeOrders(
   trx: Transaction<Database>,
@@ -236,29 +237,29 @@ async function writeOrders(
       ? { ...base, kind: exchangeEntryKinds.sell, asset: p.request.from, lines: exchangeSellLines(money) }
       : { ...base, kind: exchangeEntryKinds.buy, asset: p.request.to, lines: exchangeBuyLines(money) };
   };
-  const sells = await postEntries(
-    trx,
-    accepted.map((p, k) => ({ entry: entry(p, k, 'sell') })),
-  );
-  const sold = postedOnly(accepted, sells, answers).map(({ k }) => k);
-  const buys = await postEntries(
-    trx,
-    sold.map((k) => ({
-      entry: entry(accepted[k]!, k, 'buy'),
+  // Every sell first, then the buys, each requiring its sell (a refused sell writes no buy): one call.
+  const outcomes = await postEntries(trx, [
+    ...accepted.map((p, k) => ({ entry: entry(p, k, 'sell') })),
+    ...accepted.map((p, k) => ({
+      entry: entry(p, k, 'buy'),
+      requires: k,
       event: {
         merchantId: rows[k]!.merchant_id,
         environment: rows[k]!.environment,
         type: 'exchange.order.completed' as const,
         object: 'exchange_order',
         objectId: rows[k]!.id,
-        externalMemberId: accepted[k]!.externalMemberId!,
+        externalMemberId: p.externalMemberId!,
         status: 'completed',
         statusVersion: 1,
       },
     })),
-  );
-  for (const outcome of buys)
-    if (outcome instanceof Error) throw new Error('exchange: a buy was refused in a batch', { cause: outcome });
+  ]);
+  const sold = postedOnly(accepted, outcomes.slice(0, accepted.length), answers).map(({ k }) => k);
+  for (const k of sold) {
+    const bought = outcomes[accepted.length + k];
+    if (bought instanceof Error) throw new Error('exchange: a buy was refused in a batch', { cause: bought });
+  }
   const inserted = await insertOrders(
     trx,
     sold.map((k) => rows[k]!),

@@ -8,7 +8,10 @@ import { scopeNowSql } from '../../platform/clock.js';
  * `mwa_post_entries_across`, and each posted entry's event inserted in the same statement.
  */
 
-/** Each entry's answer: `ok`, `duplicate`, or `short` with the (1-based) account that would fall below zero. */
+/**
+ * Each entry's answer: `ok`, `duplicate`, `short` with the (1-based) account that would fall below zero, or
+ * `skipped` (the entry it requires did not post).
+ */
 export type PostedEntry = { entry_index: number; status: string; account_index: number | null };
 
 /** The statement's arguments, as column arrays; entries and accounts are referred to by 1-based index. */
@@ -37,6 +40,8 @@ export interface PostEntriesArgs {
   lines: { entries: number[]; accounts: number[]; amounts: string[] };
   /** The events to record, each with its entry: written only when that entry posts. */
   events: { entries: number[]; rows: EventRow[] };
+  /** Each entry's requirement: the entry that must post before it may (null: none); undefined when no entry has one. */
+  requires?: (number | null)[];
 }
 
 export async function callPostEntries(trx: Transaction<Database>, a: PostEntriesArgs): Promise<PostedEntry[]> {
@@ -57,7 +62,7 @@ export async function callPostEntries(trx: Transaction<Database>, a: PostEntries
           ${deltas.entries}::int[], ${deltas.accounts}::int[],
             ${deltas.amounts}::numeric[],
           ${lines.entries}::int[], ${lines.accounts}::int[],
-            ${lines.amounts}::numeric[])
+            ${lines.amounts}::numeric[], ${a.requires ?? null}::int[])
       ),
       recorded AS (
         INSERT INTO events (id, merchant_id, environment, type, object, object_id, external_member_id, status,
