@@ -275,7 +275,11 @@ async function waitsAndSchedule<Row extends LifecycleOrderRow>(
     const closed = news.filter((n) => !rows.has(n.id)).map((n) => n.id);
     for (const row of await selectOrders<Row>(trx, store.table, closed)) rows.set(row.id, row);
     for (const row of updated) await alertIfStalled(trx, store, row, row.check_count, source);
-    return news.map((n) => rows.get(n.id)!);
+    return news.map((n) => {
+      const row = rows.get(n.id);
+      if (!row) throw new Error(`${store.table}: no order ${n.id}`);
+      return row;
+    });
   });
 }
 
